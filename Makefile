@@ -1,0 +1,53 @@
+# hpc.pbs task runner. `make demo` and `make test` do all their own set-up on a fresh
+# Debian 12 machine as root: Debian packages, a venv with the pinned requirements, and the
+# collection made importable as hpc.pbs.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+DEB_PACKAGES := openssh-server openssh-client python3-venv util-linux procps
+COLLECTION_LINK := build/collections/ansible_collections/hpc/pbs
+PYTEST_ARGS ?=
+
+.PHONY: demo test unit integration deps venv collection build-artifact clean cluster-down
+
+demo: deps venv collection
+	$(PY) tests/integration/demo $(DEMO_ARGS)
+
+test: deps venv collection
+	$(PY) -m pytest tests/unit tests/integration -ra $(PYTEST_ARGS)
+
+unit: venv collection
+	$(PY) -m pytest tests/unit -ra $(PYTEST_ARGS)
+
+integration: deps venv collection
+	$(PY) -m pytest tests/integration -ra $(PYTEST_ARGS)
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt tests/mockpbs/pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements.txt
+	$(VENV)/bin/pip install -q --disable-pip-version-check -e tests/mockpbs
+	touch $(STAMP)
+
+collection:
+	@mkdir -p $(dir $(COLLECTION_LINK))
+	@ln -sfn $(CURDIR) $(COLLECTION_LINK)
+
+build-artifact: venv
+	$(VENV)/bin/ansible-galaxy collection build --force --output-path build/
+
+cluster-down: venv
+	$(PY) tests/integration/cluster down
+
+clean: cluster-down
+	rm -rf build .pytest_cache
