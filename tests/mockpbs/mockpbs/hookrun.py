@@ -1,0 +1,122 @@
+"""Run one hook for one event in a child Python process, the way ``pbs_python`` does.
+
+See the "Hook runner" section of ``tests/mockpbs/PROTOCOL.md`` for the shapes of
+``hook``, ``context`` and the result. Parent side: :func:`run_hook`. Child side:
+``python -m mockpbs.hookrun`` reads ``{"hook", "event", "context", "pbs_home"}`` as JSON
+on stdin and writes the result as JSON on stdout (the hook's own prints go to stderr).
+
+Also the ``pbs_python`` command (:func:`pbs_python_main`).
+"""
+import builtins
+import json
+import os
+import subprocess
+import sys
+import traceback
+
+import mockpbs
+from mockpbs import pbs as pbs_module
+
+DEFAULT_ALARM = 30
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(mockpbs.__file__)))
+
+
+def _rejected(reject_msg=None, exception=None, alarm=False, logs=None):
+    return {"accepted": False, "reject_msg": reject_msg, "exception": exception, "alarm": alarm,
+            "job": {}, "rerun": False, "vnodes": {}, "logs": logs or []}
+
+
+def run_hook(hook, event, context, pbs_home, log=None):
+    """Run ``hook`` for ``event`` in a child process and return the result dict.
+
+    - ``hook``: ``{"name", "body" (path of NAME.PY), "config" (path or None), "alarm"
+      (seconds, default 30), "user", "debug"}``.
+    - ``event``: PBS event name (``"queuejob"``, ``"execjob_launch"``...).
+    - ``context``: event context as in PROTOCOL.md.
+    - ``pbs_home``: the daemon's PBS_HOME; the hook runs with it as working directory
+      (when it exists) and ``PBS_HOME`` in its environment.
+    - ``log``: optional :class:`mockpbs.pbslog.DaemonLog`; when given, the records in
+      ``result["logs"]`` are also written to it, in order.
+
+    The child is killed after ``alarm`` seconds: the result then has ``alarm=True`` and
+    ``accepted=False`` (records logged before the kill are lost, as with PBS). A child that
+    dies or writes no result gives ``accepted=False`` with ``exception`` telling why.
+    Never raises for a failing hook.
+    """
+    alarm = int(hook.get("alarm") or DEFAULT_ALARM)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
+    env["PBS_HOME"] = pbs_home
+    if hook.get("config"):
+        env["PBS_HOOK_CONFIG_FILE"] = hook["config"]
+    else:
+        env.pop("PBS_HOOK_CONFIG_FILE", None)
+    request = json.dumps({"hook": hook, "event": event, "context": context, "pbs_home": pbs_home})
+    cwd = pbs_home if pbs_home and os.path.isdir(pbs_home) else None
+    process = subprocess.Popen([sys.executable, "-m", "mockpbs.hookrun"], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
+    try:
+        stdout, stderr = process.communicate(request.encode(), timeout=alarm)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        return _rejected(alarm=True)
+    try:
+        result = json.loads(stdout.decode())
+    except ValueError:
+        return _rejected(exception="hook runner exited %s without a result\n%s"
+                         % (process.returncode, stderr.decode(errors="replace")))
+    if log is not None:
+        for event_class, objtype, objname, message in result.get("logs", []):
+            log.record(event_class, objtype, objname, message)
+    return result
+
+
+def execute(hook, event, context):
+    """Child side: run the hook body in this process and return the result dict."""
+    pbs_module._start(hook, event, context)
+    sys.modules["pbs"] = pbs_module
+    result = {"accepted": True, "reject_msg": None, "exception": None, "alarm": False}
+    try:
+        with open(hook["body"]) as handle:
+            source = handle.read()
+        code = compile(source, hook["body"], "exec")
+        exec(code, {"__name__": "builtins", "__builtins__": builtins})
+    except SystemExit:
+        # accept()/reject() end the hook this way; so does a bare sys.exit() in the hook.
+        pass
+    except BaseException:  # the hook's exception is the reject reason, whatever it is
+        pbs_module._current.accepted = False
+        result["exception"] = traceback.format_exc()
+    result["accepted"] = bool(pbs_module._current.accepted)
+    result["reject_msg"] = None if result["accepted"] else pbs_module._current.reject_msg
+    result.update(pbs_module._outcome())
+    return result
+
+
+def main():
+    request = json.loads(sys.stdin.read())
+    # The JSON channel is the original stdout; whatever the hook prints goes to stderr.
+    channel = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    if request.get("pbs_home") and os.path.isdir(request["pbs_home"]):
+        os.chdir(request["pbs_home"])
+    result = execute(request["hook"], request["event"], request.get("context") or {})
+    channel.write(json.dumps(result))
+    channel.flush()
+    return 0
+
+
+def pbs_python_main(argv):
+    """The ``pbs_python`` command: ``--version`` prints ``pbs_version = 23.06.06``;
+    anything else runs this Python interpreter with ``argv`` (replaces the process)."""
+    if list(argv) == ["--version"]:
+        sys.stdout.write("pbs_version = %s\n" % mockpbs.PBS_VERSION)
+        return 0
+    os.execv(sys.executable, [sys.executable] + list(argv))
+    return 0  # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(main())
