@@ -1,0 +1,1 @@
+"""Mock pbs_mom: config parsing, hook store, job start (primary and sister), daemon."""

@@ -1,0 +1,99 @@
+"""The mom's local hook store, ``PBS_HOME/mom_priv/hooks/NAME.{HK,PY,CF}``.
+
+Files arrive from the server by ``hook_copy`` and are written with mode 0700, as the real
+mom's ``req_copy_hookfile`` does (transcript c).
+"""
+import os
+
+from mockpbs import hookdefs
+
+EXTENSIONS = ("HK", "PY", "CF")
+
+
+class HookStore:
+    """Hook files under ``hooks_dir``."""
+
+    def __init__(self, hooks_dir):
+        self.hooks_dir = hooks_dir
+        os.makedirs(hooks_dir, exist_ok=True)
+
+    def path(self, name, ext):
+        return os.path.join(self.hooks_dir, "%s.%s" % (name, ext))
+
+    def write(self, name, ext, text):
+        """Write one file (``ext`` in HK/PY/CF), mode 0700, replacing any old one."""
+        if ext not in EXTENSIONS or not name or "/" in name:
+            raise ValueError("bad hook file %r.%r" % (name, ext))
+        path = self.path(name, ext)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o700)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.chmod(path, 0o700)
+        return path
+
+    def delete(self, name):
+        """Remove every file of hook ``name``; returns the removed paths."""
+        removed = []
+        for ext in EXTENSIONS:
+            try:
+                os.unlink(self.path(name, ext))
+                removed.append(self.path(name, ext))
+            except FileNotFoundError:
+                pass
+        return removed
+
+    def attributes(self):
+        """{name: effective attribute dict} of every hook with a ``.HK`` file."""
+        hooks = {}
+        for entry in sorted(os.listdir(self.hooks_dir)):
+            if not entry.endswith(".HK"):
+                continue
+            try:
+                with open(os.path.join(self.hooks_dir, entry)) as handle:
+                    hooks[entry[:-3]] = hookdefs.effective(hookdefs.parse_hk(handle.read()))
+            except OSError:
+                continue
+        return hooks
+
+    def for_event(self, event):
+        """Run-ready hook dicts (the ``hook`` argument of ``mockpbs.hookrun.run_hook``) of the
+        enabled hooks having ``event`` and a body, sorted by ``order`` then name."""
+        selected = []
+        for name, attrs in self.attributes().items():
+            if attrs.get("enabled", "true").lower() != "true":
+                continue
+            if event not in [e for e in attrs.get("event", "").split(",") if e]:
+                continue
+            body = self.path(name, "PY")
+            if not os.path.exists(body):
+                continue
+            config = self.path(name, "CF")
+            selected.append({
+                "name": name,
+                "body": body,
+                "config": config if os.path.exists(config) else None,
+                "alarm": int(attrs.get("alarm", "30")),
+                "user": attrs.get("user", "pbsadmin"),
+                "debug": attrs.get("debug", "false").lower() == "true",
+                "order": int(attrs.get("order", "1")),
+                "fail_action": attrs.get("fail_action", "none"),
+            })
+        selected.sort(key=lambda h: (h["order"], h["name"]))
+        return selected
+
+    def alarm_sums(self):
+        """(execjob_begin sum or None, execjob_prologue sum or None) over enabled hooks.
+
+        As the real mom's loop in ``req_copy_hookfile``: a hook having both events counts
+        for execjob_begin only. None means no such hook (PP-928 interfaces 3, 4)."""
+        begin = prologue = None
+        for attrs in self.attributes().values():
+            if attrs.get("enabled", "true").lower() != "true":
+                continue
+            events = [e for e in attrs.get("event", "").split(",") if e]
+            alarm = int(attrs.get("alarm", "30"))
+            if "execjob_begin" in events:
+                begin = (begin or 0) + alarm
+            elif "execjob_prologue" in events:
+                prologue = (prologue or 0) + alarm
+        return begin, prologue

@@ -1,0 +1,636 @@
+"""Job start on the primary mom and the sister side of it (PP-928 interfaces 1, 3, 4, 5, 8).
+
+Primary mom (``run_job``), in order:
+
+1. its own execjob_begin hooks;
+2. ``join_job`` to every sister host in parallel, waiting at most
+   ``$sister_join_job_alarm`` seconds; failures are tolerated when
+   ``tolerate_node_failures`` is ``all`` or ``job_start`` (the job is not running yet),
+   otherwise the job is requeued (``mom_job_requeue``);
+3. its own execjob_prologue hooks, then ``exec_prologue`` to the healthy sisters, waiting
+   at most ``$job_launch_delay`` seconds;
+4. execjob_launch hooks with ``vnode_list``, ``vnode_list_fail``, ``failed_mom_list``,
+   ``succeeded_mom_list`` and the job's environment; a reject requeues the job with the
+   hold/rerun the hook set; an accepted ``release_nodes()`` prunes the job
+   (``pruned from``/``pruned to``, ``delete_job2``, ``update_job``, ``mom_job_update``);
+5. ``PBS_NODEFILE`` (``PBS_HOME/aux/<jobid>``), the job program as the job's user,
+   ``mom_job_started``, then on exit ``delete_job`` to sisters and ``mom_job_obit``.
+
+Log texts and classes follow /work/shared/reference/log_messages.json and transcripts g.
+"""
+import os
+import pwd
+import grp
+import signal
+import subprocess
+import threading
+import time
+
+from mockpbs import pbslog, selectspec, wire
+
+PBSE_HOOKERROR = 15169   # the code a sister's rejecting execjob_begin/prologue reports
+UPDATE_JOB_WAIT = 5      # seconds the primary waits for update_job acks (seed interface 8)
+HOOK_REJECT_CODE = 15169
+
+
+def tolerates_failures(job):
+    """``do_tolerate_node_failures()`` before the job runs: ``all`` or ``job_start``."""
+    return job.get("tolerate_node_failures") in ("all", "job_start")
+
+
+def exec_hosts(job):
+    """Unique host names of ``exec_host``, in order (the primary first)."""
+    seen = []
+    for host, _index, _ncpus in selectspec.parse_exec_host(job.get("exec_host", "")):
+        if host not in seen:
+            seen.append(host)
+    return seen
+
+
+def vnode_host(vnodes, vnode):
+    info = vnodes.get(vnode) or {}
+    return info.get("host") or info.get("resources_available", {}).get("host") or vnode
+
+
+def job_vnode_dicts(job, vnodes):
+    """{vnode: vnode dict} for every vnode of the job's exec_vnode, with the job's
+    assigned resources as ``resources_assigned``."""
+    out = {}
+    for chunk in selectspec.parse_exec_vnode(job.get("exec_vnode", "")):
+        for name, resources in chunk:
+            info = vnodes.get(name) or {}
+            entry = out.setdefault(name, {
+                "name": name,
+                "host": vnode_host(vnodes, name),
+                "state": info.get("state", "free"),
+                "resources_available": dict(info.get("resources_available", {})),
+                "resources_assigned": {},
+                "comment": info.get("comment"),
+            })
+            for key, value in resources:
+                entry["resources_assigned"][key] = value
+    return out
+
+
+def _sum_resource(chunks, name, size):
+    total = 0
+    found = False
+    for chunk in chunks:
+        for _vnode, resources in chunk:
+            for key, value in resources:
+                if key != name:
+                    continue
+                found = True
+                total += selectspec.size_to_kb(value) if size else int(value)
+    return total, found
+
+
+def resource_list_from(job):
+    """Resource_List after a prune: ncpus/mem summed over exec_vnode, nodect = chunks,
+    select = schedselect; other resources (place, site...) kept."""
+    resources = dict(job.get("Resource_List") or {})
+    chunks = selectspec.parse_exec_vnode(job.get("exec_vnode", ""))
+    ncpus, _ = _sum_resource(chunks, "ncpus", False)
+    resources["ncpus"] = str(ncpus)
+    mem, has_mem = _sum_resource(chunks, "mem", True)
+    if has_mem:
+        resources["mem"] = selectspec.format_kb(mem)
+    resources["nodect"] = str(len(chunks))
+    if job.get("schedselect"):
+        resources["select"] = job["schedselect"]
+    return resources
+
+
+def nodefile_lines(job):
+    """PBS_NODEFILE lines: one per exec_host entry (repeated ``mpiprocs`` times when its
+    schedselect chunk sets it; chunks with ``ncpus=0`` left out)."""
+    entries = selectspec.parse_exec_host(job.get("exec_host", ""))
+    chunk_resources = []
+    try:
+        chunk_resources = selectspec.expand_chunks(selectspec.parse_select(job.get("schedselect", "")))
+    except selectspec.SelectSpecError:
+        pass
+    lines = []
+    for position, (host, _index, _ncpus) in enumerate(entries):
+        resources = dict(chunk_resources[position]) if len(chunk_resources) == len(entries) else {}
+        if resources.get("ncpus") == "0":
+            continue
+        repeat = int(resources.get("mpiprocs", "1") or 1)
+        lines.extend([host] * repeat)
+    return lines
+
+
+class JobRecord:
+    """A job this mom knows, as primary (``primary`` True) or sister."""
+
+    def __init__(self, job, vnodes, primary):
+        self.job = job
+        self.vnodes = vnodes
+        self.primary = primary
+        self.failed_hosts = []
+        self.process = None
+        self.deleted = False
+        self.started = None
+        self.sisters = []
+
+
+class HookRejected(Exception):
+    def __init__(self, message, result):
+        super().__init__(message)
+        self.result = result
+
+
+class JobStarter:
+    """Job handling of one mom. ``mom`` provides: ``log`` / ``hook_log`` (DaemonLog),
+    ``hooks`` (HookStore), ``host_name``, ``node_name``, ``pbs_home``, ``server_name``,
+    ``address_of(host)``, ``send_server(message)``, ``join_alarm()``, ``launch_delay()``,
+    ``run_hook(hook, event, context)``."""
+
+    def __init__(self, mom):
+        self.mom = mom
+        self.jobs = {}
+        self.lock = threading.Lock()
+
+    # ---------------------------------------------------------------- hooks
+    def _log_hook_result(self, result):
+        for entry in result.get("logs") or []:
+            event_class, objtype, objname, message = entry
+            if isinstance(event_class, str):
+                event_class = int(event_class, 16)
+            self.mom.hook_log.record(event_class, objtype, objname, message)
+
+    def run_event(self, event, job, vnodes, extra=None):
+        """Run every enabled hook of ``event`` in order; each sees the job as the previous
+        hooks left it. Returns (job, merged result); raises HookRejected."""
+        merged = {"vnodes": {}, "rerun": False, "env": None, "argv": None, "progname": None}
+        for hook in self.mom.hooks.for_event(event):
+            context = {
+                "job": job, "vnode_list": job_vnode_dicts(job, vnodes), "vnode_list_fail": {},
+                "env": {}, "argv": [], "progname": "", "in_ms_mom": True,
+                "hostname": self.mom.node_name, "server": self.mom.server_name,
+                "failed_mom_list": [], "succeeded_mom_list": [],
+                "requestor": "pbs_mom", "requestor_host": self.mom.host_name, "daemon": "mom",
+            }
+            context.update(extra or {})
+            result = self.mom.run_hook(hook, event, context)
+            self._log_hook_result(result)
+            job = apply_job_changes(job, result.get("job") or {})
+            for name, attrs in (result.get("vnodes") or {}).items():
+                merged["vnodes"].setdefault(name, {}).update(attrs)
+            merged["rerun"] = merged["rerun"] or bool(result.get("rerun"))
+            for key in ("env", "argv", "progname"):
+                if result.get(key) is not None:
+                    merged[key] = result[key]
+                    if extra is not None and key in extra:
+                        extra[key] = result[key]
+            if not result.get("accepted"):
+                jobid = job.get("id", "")
+                if result.get("alarm"):
+                    text = "alarm call while running %s hook '%s', request rejected" % (event, hook["name"])
+                elif result.get("exception"):
+                    text = "%s hook '%s' encountered an exception, request rejected" % (event, hook["name"])
+                else:
+                    text = "%s request rejected by '%s'" % (event, hook["name"])
+                self.mom.log.hook(pbslog.PBSEVENT_DEBUG2, hook["name"], text)
+                message = result.get("reject_msg") or text
+                if result.get("reject_msg"):
+                    self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, result["reject_msg"])
+                merged["job"] = job
+                raise HookRejected(message, merged)
+        merged["job"] = job
+        return job, merged
+
+    # ---------------------------------------------------------------- sister side
+    def sister_join(self, message):
+        job, vnodes = message["job"], message.get("vnodes") or {}
+        jobid = job["id"]
+        self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "JOIN_JOB as node %s" % message.get("node_index", 1))
+        try:
+            job, _ = self.run_event("execjob_begin", job, vnodes, {"in_ms_mom": False})
+        except HookRejected as exc:
+            return {"ok": False, "code": PBSE_HOOKERROR, "error": str(exc)}
+        with self.lock:
+            self.jobs[jobid] = JobRecord(job, vnodes, primary=False)
+        return {"ok": True}
+
+    def _sister_record(self, jobid):
+        with self.lock:
+            return self.jobs.get(jobid)
+
+    def sister_prologue(self, message):
+        record = self._sister_record(message["jobid"])
+        if record is None:
+            return {"ok": False, "code": 15001, "error": "Unknown Job Id %s" % message["jobid"]}
+        try:
+            record.job, _ = self.run_event("execjob_prologue", record.job, record.vnodes, {"in_ms_mom": False})
+        except HookRejected as exc:
+            return {"ok": False, "code": PBSE_HOOKERROR, "error": str(exc)}
+        return {"ok": True}
+
+    def sister_update(self, message):
+        record = self._sister_record(message["jobid"])
+        if record is None:
+            return {"ok": False, "code": 15001, "error": "Unknown Job Id %s" % message["jobid"]}
+        for key in ("exec_vnode", "exec_host", "schedselect"):
+            if message.get(key):
+                record.job[key] = message[key]
+        try:
+            record.job, _ = self.run_event("execjob_resize", record.job, record.vnodes, {"in_ms_mom": False})
+        except HookRejected as exc:
+            self.mom.log.job(pbslog.PBSEVENT_DEBUG2, message["jobid"],
+                             "execjob_resize hook rejected request: %s" % exc)
+            return {"ok": False, "code": PBSE_HOOKERROR, "error": str(exc)}
+        self.mom.log.job(pbslog.PBSEVENT_JOB, message["jobid"], "updated nodes info")
+        return {"ok": True}
+
+    def sister_delete2(self, message):
+        jobid = message["jobid"]
+        self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "DELETE_JOB2 received")
+        self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "kill_job")
+        with self.lock:
+            self.jobs.pop(jobid, None)
+        return {"ok": True}
+
+    def sister_delete(self, message):
+        jobid = message["jobid"]
+        self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "DELETE_JOB received")
+        with self.lock:
+            record = self.jobs.pop(jobid, None)
+        if record is not None:
+            try:
+                self.run_event("execjob_end", record.job, record.vnodes, {"in_ms_mom": False})
+            except HookRejected:
+                pass
+        self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "kill_job")
+        return {"ok": True}
+
+    # ---------------------------------------------------------------- primary side
+    def run_job(self, message):
+        """Service op ``run_job``: reply at once, start the job in the background."""
+        job, vnodes = dict(message["job"]), message.get("vnodes") or {}
+        record = JobRecord(job, vnodes, primary=True)
+        with self.lock:
+            self.jobs[job["id"]] = record
+        threading.Thread(target=self._start_job, args=(record,), name="job-%s" % job["id"], daemon=True).start()
+        return {"ok": True}
+
+    def _im(self, host, message, timeout):
+        return wire.request(self.mom.address_of(host), wire.IM_PORT, message, timeout=timeout)
+
+    def _parallel(self, hosts, make_message, wait_seconds):
+        """Send one IM request per host in parallel; wait at most ``wait_seconds``.
+        Returns {host: reply dict, or None when it did not answer in time}."""
+        replies = {}
+        threads = []
+
+        def worker(host):
+            try:
+                replies[host] = self._im(host, make_message(host), wait_seconds)
+            except wire.WireError as exc:
+                replies[host] = {"ok": False, "code": 15010, "error": str(exc), "unreachable": True}
+
+        for host in hosts:
+            thread = threading.Thread(target=worker, args=(host,), daemon=True)
+            thread.start()
+            threads.append(thread)
+        deadline = time.monotonic() + wait_seconds
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        out = {}
+        for host in hosts:
+            reply = replies.get(host)
+            if reply is not None and reply.get("unreachable") and "timed out" in reply.get("error", ""):
+                reply = None
+            out[host] = reply
+        return out
+
+    def _fire_and_forget(self, hosts, make_message):
+        for host in hosts:
+            def send(target=host):
+                try:
+                    self._im(target, make_message(target), 10)
+                except wire.WireError:
+                    pass
+            threading.Thread(target=send, daemon=True).start()
+
+    def _requeue(self, record, hold=None, comment=None, reason=None, rerun=False):
+        jobid = record.job["id"]
+        self._fire_and_forget(record.sisters, lambda h: {"op": "delete_job", "jobid": jobid})
+        self.mom.send_server({"op": "mom_job_requeue", "jobid": jobid, "hold": hold,
+                              "comment": comment, "reason": reason, "rerun": rerun})
+        with self.lock:
+            self.jobs.pop(jobid, None)
+
+    def _sister_failures(self, record, replies, request_name, timed_out_log):
+        """Log the failed hosts of one phase; returns (failed hosts, tolerated)."""
+        jobid = record.job["id"]
+        tolerant = tolerates_failures(record.job)
+        failed = [h for h, reply in replies.items() if reply is None or not reply.get("ok")]
+        if any(replies[h] is None for h in failed) and tolerant:
+            timed_out_log()
+        for host in failed:
+            reply = replies[host]
+            code = (reply or {}).get("code", PBSE_HOOKERROR)
+            if reply is not None and reply.get("unreachable"):
+                code = PBSE_HOOKERROR
+            self.mom.log.job(pbslog.PBSEVENT_JOB, jobid,
+                             "job_start_error %s from node %s could not %s successfully" % (code, host, request_name))
+            if tolerant:
+                self.mom.log.job(pbslog.PBSEVENT_JOB, jobid,
+                                 "ignoring error from %s as job is tolerant of node failures" % host)
+            if reply is not None and reply.get("error") and not reply.get("unreachable"):
+                self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, reply["error"])
+        return failed, tolerant
+
+    def _context(self, record, env=None):
+        job, vnodes = record.job, record.vnodes
+        all_vnodes = job_vnode_dicts(job, vnodes)
+        failed = [vn for vn, info in all_vnodes.items() if info["host"] in record.failed_hosts]
+        hosts = exec_hosts(job)
+        return {
+            "vnode_list": all_vnodes,
+            "vnode_list_fail": {vn: all_vnodes[vn] for vn in failed},
+            "failed_mom_list": list(record.failed_hosts),
+            "succeeded_mom_list": [h for h in hosts if h not in record.failed_hosts],
+            "in_ms_mom": True,
+            "env": env if env is not None else {},
+        }
+
+    def _start_job(self, record):
+        try:
+            self._start_job_steps(record)
+        except Exception as exc:  # a broken job start must not kill the mom
+            self.mom.log.job(pbslog.PBSEVENT_ERROR, record.job.get("id", ""), "job not started, %s" % exc)
+            self._requeue(record, reason="job start error: %s" % exc)
+
+    def _start_job_steps(self, record):
+        job = record.job
+        jobid = job["id"]
+        hosts = exec_hosts(job)
+        record.sisters = [h for h in hosts if h != self.mom.host_name]
+
+        # 1. execjob_begin on the primary.
+        try:
+            record.job, _ = self.run_event("execjob_begin", record.job, record.vnodes, self._context(record))
+        except HookRejected as exc:
+            self._requeue(record, comment=str(exc), reason="execjob_begin hook rejected")
+            return
+
+        # 2. join_job to sisters (PP-928 interface 3).
+        if record.sisters:
+            alarm = self.mom.join_alarm()
+            replies = self._parallel(
+                record.sisters,
+                lambda h: {"op": "join_job", "job": record.job, "vnodes": record.vnodes,
+                           "node_index": hosts.index(h)},
+                alarm)
+            failed, tolerant = self._sister_failures(
+                record, replies, "JOIN_JOB",
+                lambda: self.mom.log.job(pbslog.PBSEVENT_ADMIN, jobid,
+                                         "sister_join_job_alarm wait time %d secs exceeded" % alarm))
+            if failed and not tolerant:
+                self._requeue(record, reason="sister mom failed to join job")
+                return
+            record.failed_hosts.extend(h for h in failed if h not in record.failed_hosts)
+
+        # 3. execjob_prologue on the primary, then on healthy sisters (interface 4).
+        try:
+            record.job, _ = self.run_event("execjob_prologue", record.job, record.vnodes, self._context(record))
+        except HookRejected as exc:
+            self._requeue(record, comment=str(exc), reason="execjob_prologue hook rejected")
+            return
+        healthy = [h for h in record.sisters if h not in record.failed_hosts]
+        if healthy:
+            delay = self.mom.launch_delay()
+            replies = self._parallel(healthy, lambda h: {"op": "exec_prologue", "jobid": jobid}, delay)
+            failed, tolerant = self._sister_failures(
+                record, replies, "IM_EXEC_PROLOGUE",
+                lambda: self.mom.log.job(
+                    pbslog.PBSEVENT_DEBUG2, jobid,
+                    "not all prologue hooks to sister moms completed, but job will proceed to execute"))
+            if failed and not tolerant:
+                self._requeue(record, reason="sister mom failed its prologue")
+                return
+            record.failed_hosts.extend(h for h in failed if h not in record.failed_hosts)
+
+        # 4. PBS_NODEFILE, then execjob_launch (interfaces 5, 6, 8).
+        nodefile = self.write_nodefile(record.job)
+        env = self.job_environment(record.job, nodefile)
+        program = self.job_program(record.job)
+        extra = self._context(record, env)
+        extra["progname"], extra["argv"] = program[0], list(program)
+        old = {k: record.job.get(k) for k in ("exec_vnode", "exec_host", "schedselect")}
+        try:
+            record.job, launch = self.run_event("execjob_launch", record.job, record.vnodes, extra)
+        except HookRejected as exc:
+            self._apply_vnode_changes(exc.result["vnodes"])
+            hold = exc.result["job"].get("Hold_Types")
+            self._requeue(record, hold=hold if hold and hold != "n" and hold != job.get("Hold_Types") else None,
+                          comment=str(exc), reason="execjob_launch hook rejected",
+                          rerun=exc.result["rerun"])
+            return
+        self._apply_vnode_changes(launch["vnodes"])
+        new = {k: record.job.get(k) for k in old}
+        if all(new[k] for k in new) and new["exec_vnode"] != old["exec_vnode"]:
+            self._prune(record, old, new)
+            nodefile = self.write_nodefile(record.job)
+        env = dict(extra.get("env") or env)
+        progname = extra.get("progname") or program[0]
+        argv = extra.get("argv") or program
+        self._execute(record, progname, argv, env)
+
+    def _apply_vnode_changes(self, changes):
+        for vnode, attrs in (changes or {}).items():
+            message = {"op": "mom_node_update", "vnode": vnode}
+            if "state" in attrs:
+                message["state"] = attrs["state"]
+            if "comment" in attrs:
+                message["comment"] = attrs["comment"]
+            if "resources_available" in attrs:
+                message["resources_available"] = attrs["resources_available"]
+            self.mom.send_server(message)
+
+    def _prune(self, record, old, new):
+        jobid = record.job["id"]
+        self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "pruned from exec_vnode=%s" % old["exec_vnode"])
+        self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "pruned to exec_vnode=%s" % new["exec_vnode"])
+        record.job["Resource_List"] = resource_list_from(record.job)
+        kept = exec_hosts(record.job)
+        released = [h for h in record.sisters if h not in kept]
+        record.sisters = [h for h in record.sisters if h in kept]
+        self._fire_and_forget(released, lambda h: {"op": "delete_job2", "jobid": jobid})
+        healthy_kept = [h for h in record.sisters if h not in record.failed_hosts]
+        if healthy_kept:
+            replies = self._parallel(
+                healthy_kept,
+                lambda h: {"op": "update_job", "jobid": jobid, "exec_vnode": new["exec_vnode"],
+                           "exec_host": new["exec_host"], "schedselect": new["schedselect"]},
+                UPDATE_JOB_WAIT)
+            if any(r is None or not r.get("ok") for r in replies.values()):
+                self.mom.log.job(pbslog.PBSEVENT_DEBUG2, jobid, "not all job updates to sister moms completed")
+        self.mom.send_server({"op": "mom_job_update", "jobid": jobid, "exec_vnode": new["exec_vnode"],
+                              "exec_host": new["exec_host"], "schedselect": new["schedselect"]})
+
+    # ---------------------------------------------------------------- execution
+    def write_nodefile(self, job):
+        aux = os.path.join(self.mom.pbs_home, "aux")
+        os.makedirs(aux, exist_ok=True)
+        path = os.path.join(aux, job["id"])
+        with open(path, "w") as handle:
+            handle.write("".join(line + "\n" for line in nodefile_lines(job)))
+        os.chmod(path, 0o644)
+        return path
+
+    def _user(self, job):
+        try:
+            return pwd.getpwnam(job.get("euser") or "")
+        except KeyError:
+            return pwd.getpwuid(os.getuid())
+
+    def job_environment(self, job, nodefile):
+        """Login-like environment of the job program (see module docstring)."""
+        user = self._user(job)
+        env = {}
+        for key, value in (job.get("Variable_List") or {}).items():
+            env[key] = value
+        env.update({
+            "HOME": user.pw_dir, "USER": user.pw_name, "LOGNAME": user.pw_name,
+            "SHELL": user.pw_shell or "/bin/sh", "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "PBS_JOBID": job["id"], "PBS_JOBNAME": job.get("Job_Name", ""),
+            "PBS_QUEUE": job.get("queue", ""), "PBS_NODEFILE": nodefile,
+            "PBS_ENVIRONMENT": "PBS_BATCH", "PBS_NODENUM": "0", "PBS_TASKNUM": "1",
+            "PBS_MOMPORT": str(wire.IM_PORT), "PBS_JOBDIR": user.pw_dir,
+        })
+        return env
+
+    def job_program(self, job):
+        """argv of the top program: the user's shell running the job script."""
+        user = self._user(job)
+        jobs_dir = os.path.join(self.mom.pbs_home, "mom_priv", "jobs")
+        os.makedirs(jobs_dir, exist_ok=True)
+        script = os.path.join(jobs_dir, "%s.SC" % job["id"])
+        with open(script, "w") as handle:
+            handle.write(job.get("script") or "")
+        os.chmod(script, 0o755)
+        if os.getuid() == 0:
+            os.chown(script, user.pw_uid, user.pw_gid)
+        return [user.pw_shell or "/bin/sh", script]
+
+    def _output_files(self, job, user):
+        def path_part(value, default):
+            value = value or default
+            return value.split(":", 1)[1] if ":" in value else value
+        home = user.pw_dir
+        jobnum = job["id"].split(".")[0]
+        out = path_part(job.get("Output_Path"), os.path.join(home, "%s.o%s" % (job.get("Job_Name", "STDIN"), jobnum)))
+        err = path_part(job.get("Error_Path"), os.path.join(home, "%s.e%s" % (job.get("Job_Name", "STDIN"), jobnum)))
+        join = job.get("Join_Path", "n")
+        if join == "oe":
+            err = out
+        elif join == "eo":
+            out = err
+        return out, err
+
+    def _open_owned(self, path, user):
+        handle = open(path, "ab")
+        if os.getuid() == 0:
+            try:
+                os.chown(path, user.pw_uid, user.pw_gid)
+            except OSError:
+                pass
+        return handle
+
+    def _execute(self, record, progname, argv, env):
+        job = record.job
+        jobid = job["id"]
+        user = self._user(job)
+        out_path, err_path = self._output_files(job, user)
+        stdout = self._open_owned(out_path, user)
+        stderr = stdout if err_path == out_path else self._open_owned(err_path, user)
+        kwargs = {}
+        if os.getuid() == 0 and user.pw_uid != 0:
+            groups = [g.gr_gid for g in grp.getgrall() if user.pw_name in g.gr_mem]
+            kwargs = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": groups}
+        cwd = user.pw_dir if os.path.isdir(user.pw_dir) else "/"
+        try:
+            process = subprocess.Popen([progname] + list(argv[1:]), executable=progname, env=env, cwd=cwd,
+                                       stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+                                       start_new_session=True, **kwargs)
+        finally:
+            stdout.close()
+            if stderr is not stdout:
+                stderr.close()
+        record.process = process
+        record.started = time.time()
+        self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "Started, pid = %d" % process.pid)
+        self.mom.send_server({"op": "mom_job_started", "jobid": jobid, "session": process.pid})
+        status = process.wait()
+        self._finish(record, status)
+
+    def _finish(self, record, status):
+        jobid = record.job["id"]
+        walltime = int(time.time() - (record.started or time.time()))
+        exit_status = status if status >= 0 else 256 - status  # killed by signal N -> 256+N
+        self.mom.log.record(pbslog.PBSEVENT_DEBUG, pbslog.OBJ_JOB, jobid, "task 00000001 terminated")
+        self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "Terminated")
+        self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "kill_job")
+        sisters = [h for h in record.sisters if h not in record.failed_hosts]
+        self._fire_and_forget(sisters, lambda h: {"op": "delete_job", "jobid": jobid})
+        try:
+            self.run_event("execjob_end", record.job, record.vnodes, self._context(record))
+        except HookRejected:
+            pass
+        ncpus = (record.job.get("Resource_List") or {}).get("ncpus", "1")
+        used = {"cpupercent": "0", "cput": "00:00:00", "mem": "0kb", "ncpus": ncpus, "vmem": "0kb",
+                "walltime": "%02d:%02d:%02d" % (walltime // 3600, walltime // 60 % 60, walltime % 60)}
+        self.mom.send_server({"op": "mom_job_obit", "jobid": jobid, "exit_status": exit_status,
+                              "resources_used": used})
+        self.mom.log.job(pbslog.PBSEVENT_DEBUG2, jobid, "Obit sent")
+        with self.lock:
+            self.jobs.pop(jobid, None)
+
+    def delete_job(self, message):
+        """Service op ``delete_job`` (qdel of a running job): kill its session, tell sisters."""
+        jobid = message["jobid"]
+        self.mom.log.job(pbslog.PBSEVENT_DEBUG, jobid, "delete job request received")
+        with self.lock:
+            record = self.jobs.get(jobid)
+        if record is None:
+            return {"ok": True}
+        record.deleted = True
+        process = record.process
+        if process is not None and process.poll() is None:
+            try:
+                os.killpg(process.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+            def escalate():
+                time.sleep(5)
+                if process.poll() is None:
+                    try:
+                        os.killpg(process.pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+            threading.Thread(target=escalate, daemon=True).start()
+        else:
+            self._fire_and_forget(record.sisters, lambda h: {"op": "delete_job", "jobid": jobid})
+            self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "kill_job")
+            with self.lock:
+                self.jobs.pop(jobid, None)
+        return {"ok": True}
+
+
+def apply_job_changes(job, changes):
+    """Merge a hook result's ``job`` changes (``Resource_List`` holds only changed resources)."""
+    if not changes:
+        return job
+    job = dict(job)
+    for key, value in changes.items():
+        if key in ("Resource_List", "resources_used", "Variable_List") and isinstance(value, dict):
+            merged = dict(job.get(key) or {})
+            merged.update(value)
+            job[key] = merged
+        else:
+            job[key] = value
+    return job
