@@ -1,0 +1,284 @@
+"""Reliable job startup: pad a job's select at queuejob, prune it back at execjob_launch.
+
+A plain PBS hook (standard library + ``pbs`` only), implementing the "Case of Reliable Job
+Startup" of PP-928 (seed ``pp-928-reliable-job-startup.txt``, interfaces 1, 5, 6, 7 and 8).
+Install it for the events ``queuejob,execjob_launch``; it is configured only through its
+hook config file (``pbs.hook_config_filename``), a JSON object:
+
+    tolerate               "job_start" | "all": the ``tolerate_node_failures`` value given
+                           to jobs that do not carry one (interface 1). Default "job_start".
+    increment              chunks added to every chunk of the select except the primary
+                           mom's single chunk (interface 7): an int >= 1, a numeric string
+                           "N" or "N%" (N >= 1), or a map {"<chunk index>": increment}
+                           where chunks not named in the map are not padded. Default 1.
+    keep_select_resource   the builtin resource that keeps the job's original select
+                           (only builtin resources reach the mom). Default "site".
+    queues                 names of the queues whose jobs are padded; [] means every
+                           queue. A job submitted without -q is matched by the server's
+                           default_queue. Default [].
+    offline_failed_vnodes  at launch, set the vnodes of failed sisters
+                           (``vnode_list_fail``, interface 5) offline. Default true.
+
+queuejob: a job of a matching queue that has a select gets ``tolerate_node_failures``
+(unless it already has a value: an explicit value is kept; an explicit "none" opts the job
+out of padding altogether), its original select saved as a string in
+``Resource_List[keep_select_resource]``, and its select padded. A job without a select
+(e.g. only ``-l ncpus=2``) is left alone.
+
+execjob_launch: on the primary mom, for the top-level launch only (``PBS_NODEFILE`` in the
+environment), offline the failed vnodes, then ``release_nodes(keep_select=<saved select>)``
+(interface 8). When that cannot be satisfied by healthy nodes, the job gets a system hold,
+is requeued and the event is rejected, saying why.
+
+A config file that is not valid JSON or breaks the rules above makes the hook reject the
+event with a message naming the file and the problem; at execjob_launch the job is also
+held (``s``) and requeued so that it is not lost while the config is fixed.
+"""
+import json
+import re
+
+import pbs
+
+DEFAULT_CONFIG = {
+    "tolerate": "job_start",
+    "increment": 1,
+    "keep_select_resource": "site",
+    "queues": [],
+    "offline_failed_vnodes": True,
+}
+TOLERATE_VALUES = ("job_start", "all")
+INCREMENT_TEXT_RE = re.compile(r"^([0-9]+)(%?)$")
+CHUNK_INDEX_RE = re.compile(r"^[0-9]+$")
+RESOURCE_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+# Resources that PBS itself computes from or for the select: saving the select there
+# would destroy the job's request.
+RESERVED_RESOURCES = ("select", "place", "nodes", "nodect", "ncpus", "mem")
+DEFAULT_HOOK_NAME = "reliable_job_startup"
+
+
+class ConfigError(ValueError):
+    """The hook config file is unreadable or breaks the documented rules."""
+
+
+def hook_name(event):
+    return getattr(event, "hook_name", None) or DEFAULT_HOOK_NAME
+
+
+def check_increment(value, where):
+    """Validate one increment (int >= 1, "N" or "N%" with N >= 1); raise ConfigError."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ConfigError("%s must be an integer >= 1 or a string \"N\" or \"N%%\", not %r" % (where, value))
+    if isinstance(value, int):
+        if value < 1:
+            raise ConfigError("%s must be >= 1, not %d" % (where, value))
+        return
+    match = INCREMENT_TEXT_RE.match(value)
+    if not match:
+        raise ConfigError("%s %r is neither a whole number \"N\" nor a percentage \"N%%\"" % (where, value))
+    if int(match.group(1)) < 1:
+        raise ConfigError("%s %r must be at least 1" % (where, value))
+
+
+def check_config(config):
+    """Validate a parsed config (the rules of reliable_job_startup.schema.json) and return
+    it with the defaults filled in. Raises ConfigError naming the offending key."""
+    if not isinstance(config, dict):
+        raise ConfigError("the config must be a JSON object, not %s" % type(config).__name__)
+    unknown = sorted(set(config) - set(DEFAULT_CONFIG))
+    if unknown:
+        raise ConfigError("unknown key(s) %s; known keys: %s" % (", ".join(unknown), ", ".join(sorted(DEFAULT_CONFIG))))
+    merged = dict(DEFAULT_CONFIG)
+    merged.update(config)
+    if merged["tolerate"] not in TOLERATE_VALUES:
+        raise ConfigError("tolerate must be one of %s, not %r" % (", ".join(TOLERATE_VALUES), merged["tolerate"]))
+    increment = merged["increment"]
+    if isinstance(increment, dict):
+        if not increment:
+            raise ConfigError("increment map is empty")
+        for index, value in increment.items():
+            if not CHUNK_INDEX_RE.match(str(index)):
+                raise ConfigError("increment map key %r is not a chunk index (0, 1, ...)" % (index,))
+            check_increment(value, "increment[%s]" % index)
+    else:
+        check_increment(increment, "increment")
+    resource = merged["keep_select_resource"]
+    if not isinstance(resource, str) or not RESOURCE_NAME_RE.match(resource):
+        raise ConfigError("keep_select_resource %r is not a resource name" % (resource,))
+    if resource in RESERVED_RESOURCES:
+        raise ConfigError("keep_select_resource may not be %r: PBS computes it from the select" % resource)
+    queues = merged["queues"]
+    if not isinstance(queues, list) or not all(isinstance(q, str) and q for q in queues):
+        raise ConfigError("queues must be a list of queue names, not %r" % (queues,))
+    if not isinstance(merged["offline_failed_vnodes"], bool):
+        raise ConfigError("offline_failed_vnodes must be true or false, not %r" % (merged["offline_failed_vnodes"],))
+    return merged
+
+
+def load_config():
+    """Read and validate ``pbs.hook_config_filename``; the defaults when there is none.
+
+    Returns ``(config dict, path or None)``; raises ConfigError with the path in it."""
+    path = getattr(pbs, "hook_config_filename", None)
+    if not path:
+        return dict(DEFAULT_CONFIG), None
+    try:
+        with open(path) as handle:
+            text = handle.read()
+    except (IOError, OSError) as err:
+        raise ConfigError("cannot read config file %s: %s" % (path, err))
+    try:
+        parsed = json.loads(text)
+    except ValueError as err:
+        raise ConfigError("config file %s is not valid JSON: %s" % (path, err))
+    try:
+        return check_config(parsed), path
+    except ConfigError as err:
+        raise ConfigError("config file %s: %s" % (path, err))
+
+
+def increment_spec_for(config, select_text):
+    """The argument for ``pbs.select.increment_chunks()``.
+
+    A map gets int keys (PBS never finds string keys) and an entry for every chunk of
+    ``select_text``: PBS raises on a chunk the map does not name, and an unnamed chunk
+    here means "do not pad it"."""
+    increment = config["increment"]
+    if not isinstance(increment, dict):
+        return increment
+    wanted = dict((int(index), value) for index, value in increment.items())
+    chunk_count = len(select_text.split("+"))
+    return dict((index, wanted.get(index, 0)) for index in range(chunk_count))
+
+
+def job_queue_name(job):
+    queue = getattr(job, "queue", None)
+    if queue is None:
+        return ""
+    name = getattr(queue, "name", None)
+    return str(name if name is not None else queue)
+
+
+def server_default_queue():
+    try:
+        queue = pbs.server().default_queue
+    except Exception:  # no server object in this context: nothing to match against
+        return ""
+    if queue is None:
+        return ""
+    name = getattr(queue, "name", None)
+    return str(name if name is not None else queue)
+
+
+def queue_matches(config, job):
+    if not config["queues"]:
+        return True
+    return (job_queue_name(job) or server_default_queue()) in config["queues"]
+
+
+def on_queuejob(event, config):
+    job = event.job
+    name = hook_name(event)
+    if not queue_matches(config, job):
+        pbs.logmsg(pbs.LOG_DEBUG, "%s: queue %r is not in %s, job left alone"
+                   % (name, job_queue_name(job) or server_default_queue(), config["queues"]))
+        return
+    select = job.Resource_List["select"]
+    if select is None:
+        pbs.logmsg(pbs.LOG_DEBUG, "%s: job has no select, left alone" % name)
+        return
+    tolerate = job.tolerate_node_failures
+    tolerate = str(tolerate) if tolerate is not None else ""
+    if tolerate == "none":
+        pbs.logmsg(pbs.LOG_DEBUG, "%s: job asked for tolerate_node_failures=none, not padded" % name)
+        return
+    if not tolerate:
+        job.tolerate_node_failures = config["tolerate"]
+    original = str(select)
+    resource = config["keep_select_resource"]
+    job.Resource_List[resource] = original
+    try:
+        padded = select.increment_chunks(increment_spec_for(config, original))
+    except Exception as err:
+        event.reject("%s: cannot pad select %s with increment %r: %s"
+                     % (name, original, config["increment"], err))
+        return
+    job.Resource_List["select"] = padded
+    pbs.logmsg(pbs.LOG_DEBUG, "%s: select %s padded to %s, original kept in Resource_List.%s, tolerate_node_failures=%s"
+               % (name, original, padded, resource, job.tolerate_node_failures))
+
+
+def offline_failed_vnodes(event, job_id):
+    """Offline every vnode of ``event.vnode_list_fail``; return their names, sorted."""
+    failed = sorted(event.vnode_list_fail.keys())
+    for vnode_name in failed:
+        vnode = event.vnode_list_fail[vnode_name]
+        vnode.state = pbs.ND_OFFLINE
+        vnode.comment = "offlined by hook '%s': its mom failed to start job %s" % (hook_name(event), job_id)
+        pbs.logjobmsg(job_id, "%s: offlined failed vnode %s" % (hook_name(event), vnode_name))
+    return failed
+
+
+def hold_and_requeue(event, message):
+    """Give the job a system hold, requeue it and reject the event with ``message``."""
+    event.job.Hold_Types = pbs.hold_types("s")
+    event.job.rerun()
+    event.reject(message)
+
+
+def is_job_launch(event):
+    """True for the primary mom launching the job itself; False for tasks that pbsdsh or
+    tm_spawn start (their environment has no PBS_NODEFILE) and on sister moms."""
+    return bool(event.job.in_ms_mom()) and "PBS_NODEFILE" in event.env
+
+
+def on_execjob_launch(event, config):
+    job = event.job
+    name = hook_name(event)
+    job_id = job.id
+    resource = config["keep_select_resource"]
+    keep_select = job.Resource_List[resource]
+    if keep_select is None or not str(keep_select):
+        pbs.logjobmsg(job_id, "%s: no Resource_List.%s, job was not padded, nothing to prune" % (name, resource))
+        return
+    keep_select = str(keep_select)
+    tolerate = job.tolerate_node_failures
+    if str(tolerate) not in TOLERATE_VALUES:
+        pbs.logjobmsg(job_id, "%s: tolerate_node_failures=%s, release_nodes() would not prune: left as is"
+                      % (name, tolerate))
+        return
+    failed = sorted(event.vnode_list_fail.keys())
+    if failed and config["offline_failed_vnodes"]:
+        offline_failed_vnodes(event, job_id)
+    pruned = job.release_nodes(keep_select=keep_select)
+    if pruned is None:
+        hold_and_requeue(event, "%s: could not prune job %s back to its original select %s: not enough healthy nodes "
+                                "(failed vnodes: %s); job held (s) and requeued"
+                         % (name, job_id, keep_select, ", ".join(failed) or "none"))
+        return
+    pbs.logjobmsg(job_id, "%s: pruned to select %s, exec_vnode=%s (failed vnodes: %s)"
+                  % (name, keep_select, pruned.exec_vnode, ", ".join(failed) or "none"))
+
+
+def main():
+    event = pbs.event()
+    handlers = {pbs.QUEUEJOB: on_queuejob, pbs.EXECJOB_LAUNCH: on_execjob_launch}
+    handler = handlers.get(event.type)
+    if handler is None:
+        return
+    if event.type == pbs.EXECJOB_LAUNCH and not is_job_launch(event):
+        return
+    try:
+        config, _path = load_config()
+    except ConfigError as err:
+        message = "%s: %s" % (hook_name(event), err)
+        pbs.logmsg(pbs.LOG_ERROR, message)
+        if event.type == pbs.EXECJOB_LAUNCH:
+            hold_and_requeue(event, message)
+        else:
+            event.reject(message)
+        return
+    handler(event, config)
+
+
+if __name__ == "builtins":
+    main()
