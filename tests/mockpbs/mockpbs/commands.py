@@ -13,6 +13,7 @@ BIN = {
     "qhold": "mockpbs.cli.qhold:main",
     "qrls": "mockpbs.cli.qrls:main",
     "pbsnodes": "mockpbs.cli.pbsnodes:main",
+    "pbsdsh": "mockpbs.mom.tm:pbsdsh_main",
     "pbs_python": "mockpbs.hookrun:pbs_python_main",
 }
 
@@ -21,11 +22,17 @@ SBIN = {
     "pbs_mom": "mockpbs.mom.daemon:main",
 }
 
+# Site services that are not PBS commands (no wrapper under PBS_EXEC); the cluster
+# launcher starts them inside nodes as ``python -m mockpbs <name>``.
+SERVICES = {
+    "atomd": "mockpbs.atom.service:main",
+}
+
 
 def resolve(name):
     """Return the ``main`` callable for command ``name``; KeyError if unknown."""
     import importlib
 
-    target = BIN.get(name) or SBIN[name]
+    target = BIN.get(name) or SBIN.get(name) or SERVICES[name]
     module_name, func = target.split(":")
     return getattr(importlib.import_module(module_name), func)
