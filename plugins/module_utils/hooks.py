@@ -1,0 +1,75 @@
+# -*- coding: utf-8 -*-
+"""PBS hook facts (OpenPBS 23.06) and planning of the qmgr commands for one hook.
+
+Sources: reference transcripts b_site_hook_lifecycle, b_pbshook_cray_atom_and_cgroups,
+c_hooks_on_disk; src/server/hook_func.c for the attribute side effects.
+"""
+
+import os
+import re
+
+# Server order: qmgr lists events in this order whatever order they were set in; the error
+# for a bad event name lists them in it.
+EVENTS = (
+    "queuejob", "postqueuejob", "modifyjob", "modifyvnode", "management", "resvsub",
+    "modifyresv", "movejob", "jobobit", "runjob", "provision", "periodic", "resv_confirm",
+    "resv_begin", "resv_end", "execjob_begin", "execjob_prologue", "execjob_epilogue",
+    "execjob_preterm", "execjob_end", "exechost_periodic", "execjob_launch",
+    "exechost_startup", "execjob_attach", "execjob_resize", "execjob_abort",
+    "execjob_postsuspend", "execjob_preresume",
+)
+PERIODIC_EVENTS = ("periodic", "exechost_periodic")
+FAIL_ACTIONS = ("none", "offline_vnodes", "clear_vnodes_upon_recovery", "scheduler_restart_cycle")
+HOOK_USERS = ("pbsadmin", "pbsuser")
+SITE_ORDER_RANGE = (1, 1000)
+
+# What ``create hook NAME`` gives (transcript b: enabled, site, pbsadmin, alarm 30, order 1).
+NEW_SITE_HOOK = {
+    "type": "site", "enabled": "true", "event": "", "user": "pbsadmin", "alarm": "30",
+    "order": "1", "debug": "false", "fail_action": "none",
+}
+
+# Attributes a built-in pbshook lets a site change (transcript b_pbshook...).
+PBSHOOK_MANAGEABLE = ("enabled", "event", "alarm", "order", "fail_action")
+
+CONTENT_BODY = "application/x-python"
+CONTENT_CONFIG = "application/x-config"
+
+_SITE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+
+
+def bad_event_message(name):
+    """qmgr's own text for an unknown event name (server error 32)."""
+    return ("invalid argument (%s) to event. Should be one or more of: %s or \"\" for no "
+            "event" % (name, ",".join(EVENTS)))
+
+
+def unknown_events(events):
+    """Names in ``events`` that are not PBS hook events."""
+    return [e for e in events if e not in EVENTS]
+
+
+def sort_events(events):
+    """``events`` de-duplicated, in server order."""
+    wanted = set(events)
+    return [e for e in EVENTS if e in wanted]
+
+
+def site_hook_name_problem(name):
+    """Why ``name`` cannot be a site hook name (str), or None when it can.
+
+    qmgr refuses a leading digit (syntax error) and the ``PBS`` prefix (reserved for
+    pbshooks)."""
+    if name.startswith("PBS"):
+        return ("hook name %r starts with PBS, which is reserved for built-in pbshooks; "
+                "use type=pbs for a built-in hook or another name" % name)
+    if not _SITE_NAME.match(name):
+        return ("hook name %r is not accepted by qmgr: it must start with a letter and "
+                "hold only letters, digits, _ and -" % name)
+    return None
+
+
+def hook_file_paths(hooks_dir, name):
+    """``{"body": .../NAME.PY, "config": .../NAME.CF}`` in server_priv/hooks."""
+    return {"body": os.path.join(hooks_dir, name + ".PY"),
+            "config": os.path.join(hooks_dir, name + ".CF")}

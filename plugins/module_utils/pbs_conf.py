@@ -1,0 +1,115 @@
+# -*- coding: utf-8 -*-
+"""Where PBS lives on a managed host: ``pbs.conf`` discovery as PBS's ``pbs_loadconf`` does.
+
+The file is ``$PBS_CONF_FILE`` or ``/etc/pbs.conf``; it holds ``KEY=VALUE`` lines.
+``PBS_HOME`` and ``PBS_EXEC`` default to ``/var/spool/pbs`` and ``/opt/pbs``; environment
+variables of the same names override the file. Standard library only (runs on the managed
+host under ``/usr/bin/python3``).
+"""
+
+import os
+
+DEFAULT_CONF_FILE = "/etc/pbs.conf"
+DEFAULT_PBS_HOME = "/var/spool/pbs"
+DEFAULT_PBS_EXEC = "/opt/pbs"
+
+# Keys whose environment variable overrides pbs.conf, as in pbs_loadconf.
+_ENV_OVERRIDES = ("PBS_HOME", "PBS_EXEC", "PBS_SERVER", "PBS_MOM_NODE_NAME")
+
+
+class PbsConfError(Exception):
+    """pbs.conf was named explicitly but cannot be read."""
+
+
+def pbs_conf_argument_spec():
+    """The ``argument_spec`` entries of the ``hpc.pbs.pbs`` doc fragment."""
+    return dict(pbs_conf_file=dict(type="path", required=False))
+
+
+def parse_pbs_conf(text):
+    """Parse pbs.conf text into a dict of strings.
+
+    Blank lines, ``#`` comments and lines without ``=`` are skipped; keys and values are
+    stripped of surrounding white space.
+    """
+    values = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, value = line.split("=", 1)
+        values[key.strip()] = value.strip()
+    return values
+
+
+class PbsPaths(object):
+    """PBS locations resolved from pbs.conf.
+
+    Attributes: ``conf_file`` (path read or that would have been read), ``conf`` (dict of
+    all pbs.conf values after environment overrides), ``home`` (PBS_HOME), ``exec_dir``
+    (PBS_EXEC).
+    """
+
+    def __init__(self, conf_file, conf):
+        self.conf_file = conf_file
+        self.conf = conf
+        self.home = conf.get("PBS_HOME") or DEFAULT_PBS_HOME
+        self.exec_dir = conf.get("PBS_EXEC") or DEFAULT_PBS_EXEC
+
+    @property
+    def qmgr(self):
+        """Path of the qmgr client: ``PBS_EXEC/bin/qmgr``."""
+        return os.path.join(self.exec_dir, "bin", "qmgr")
+
+    @property
+    def server_hooks_dir(self):
+        """``PBS_HOME/server_priv/hooks`` (NAME.HK / NAME.PY / NAME.CF, mode 0644)."""
+        return os.path.join(self.home, "server_priv", "hooks")
+
+    @property
+    def mom_config(self):
+        """``PBS_HOME/mom_priv/config``."""
+        return os.path.join(self.home, "mom_priv", "config")
+
+    @property
+    def mom_lock(self):
+        """``PBS_HOME/mom_priv/mom.lock`` (holds the pid of pbs_mom)."""
+        return os.path.join(self.home, "mom_priv", "mom.lock")
+
+    @property
+    def mom_logs_dir(self):
+        """``PBS_HOME/mom_logs`` (one file per local day, named YYYYMMDD)."""
+        return os.path.join(self.home, "mom_logs")
+
+
+def resolve_pbs_paths(pbs_conf_file=None, environ=None):
+    """Return a :class:`PbsPaths` for the managed host.
+
+    ``pbs_conf_file``: explicit path or None (then ``$PBS_CONF_FILE``, else
+    ``/etc/pbs.conf``). ``environ``: mapping used for the environment (default
+    ``os.environ``). Raises :class:`PbsConfError` when an explicitly given file cannot be
+    read; an implicit file that is missing yields the defaults.
+    """
+    environ = os.environ if environ is None else environ
+    explicit = bool(pbs_conf_file)
+    path = pbs_conf_file or environ.get("PBS_CONF_FILE") or DEFAULT_CONF_FILE
+    conf = {"PBS_HOME": DEFAULT_PBS_HOME, "PBS_EXEC": DEFAULT_PBS_EXEC}
+    try:
+        with open(path) as handle:
+            conf.update(parse_pbs_conf(handle.read()))
+    except (IOError, OSError) as exc:
+        if explicit:
+            raise PbsConfError("cannot read pbs.conf %s: %s" % (path, exc))
+    for key in _ENV_OVERRIDES:
+        if environ.get(key):
+            conf[key] = environ[key]
+    return PbsPaths(path, conf)
+
+
+def module_pbs_paths(module):
+    """:func:`resolve_pbs_paths` for an AnsibleModule; fails the module on error."""
+    try:
+        return resolve_pbs_paths(module.params.get("pbs_conf_file"))
+    except PbsConfError as exc:
+        module.fail_json(msg="%s. Give the path of pbs.conf in pbs_conf_file, or omit it "
+                             "to use $PBS_CONF_FILE / /etc/pbs.conf." % exc)

@@ -1,0 +1,500 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+
+DOCUMENTATION = r'''
+---
+module: hook
+short_description: Manage a PBS site hook's life cycle or a built-in pbshook's settings
+description:
+  - Creates, configures and deletes an OpenPBS / PBS Professional site hook (attributes,
+    body, config file), or changes the settable part of a built-in pbshook such as
+    C(PBS_cray_atom) (enabled, events, alarm, order, fail_action, config).
+  - Reads with C(qmgr -c "list hook|pbshook NAME") and compares the body and config byte
+    for byte with C(PBS_HOME/server_priv/hooks/NAME.PY) / C(NAME.CF) (C(qmgr export) when
+    those files cannot be read).
+  - Writes every change of the task in ONE C(qmgr -a) invocation fed on stdin, ordered so
+    that no hook is ever enabled without its body - C(create hook NAME) and
+    C(enabled = false) (a new hook is enabled by default), C(event) (setting it can reset
+    C(user), C(fail_action) and C(freq), which are set after it), the other attributes,
+    C(import ... application/x-python), C(import ... application/x-config), and
+    C(enabled = true) last. C(-a) makes qmgr stop at the first rejected command.
+  - Events, names, values and the config are validated before qmgr runs, so a bad task
+    creates nothing. A JSON config is parsed first because qmgr imports a broken file
+    with exit code 0.
+  - The seeds this serves install hooks for PP-928 reliable job startup (execjob_launch,
+    queuejob), C(PBS_cray_atom) (Shasta ATOM hook, config file) and execjob_resize.
+version_added: "0.1.0"
+author: hpc.pbs developers
+extends_documentation_fragment:
+  - hpc.pbs.pbs
+options:
+  name:
+    description:
+      - Hook name. A site hook name must start with a letter, hold only letters, digits,
+        C(_) and C(-), and may not start with C(PBS) (reserved for pbshooks).
+    type: str
+    required: true
+  state:
+    description:
+      - C(present) creates or updates the hook; C(absent) deletes a site hook (a pbshook
+        cannot be deleted; use O(enabled=false)).
+    type: str
+    default: present
+    choices: [present, absent]
+  type:
+    description:
+      - C(site) for a site hook (qmgr object C(hook)); C(pbs) for a built-in pbshook
+        (qmgr object C(pbshook)). For C(pbs) only O(enabled), O(events), O(alarm),
+        O(order), O(fail_action) and O(config)/O(config_src) may be given; the hook must
+        exist already.
+    type: str
+    default: site
+    choices: [site, pbs]
+  events:
+    description:
+      - The complete list of events (replaces the current list; order does not matter,
+        PBS keeps its own). An empty list means no event.
+      - Accepted names are PBS's hook events C(queuejob), C(postqueuejob), C(modifyjob),
+        C(modifyvnode), C(management), C(resvsub), C(modifyresv), C(movejob),
+        C(jobobit), C(runjob), C(provision), C(periodic), C(resv_confirm),
+        C(resv_begin), C(resv_end), C(execjob_begin), C(execjob_prologue),
+        C(execjob_epilogue), C(execjob_preterm), C(execjob_end), C(exechost_periodic),
+        C(execjob_launch), C(exechost_startup), C(execjob_attach), C(execjob_resize),
+        C(execjob_abort), C(execjob_postsuspend), C(execjob_preresume).
+        An unknown name fails the task with qmgr's own message before anything is done.
+    type: list
+    elements: str
+  enabled:
+    description:
+      - Whether the hook runs. When omitted, an existing hook keeps its state and a new
+        hook ends enabled if a body is given in the same task (PBS's default), disabled
+        otherwise.
+    type: bool
+  order:
+    description:
+      - Order among hooks of the same event, 1-1000 for a site hook (qmgr's range).
+    type: int
+  alarm:
+    description:
+      - Seconds the hook may run before PBS kills it; at least 1. The sum of the alarms
+        of enabled execjob_begin / execjob_prologue hooks is the default of the mom's
+        C($sister_join_job_alarm) / C($job_launch_delay) (PP-928 interfaces 3 and 4).
+    type: int
+  fail_action:
+    description:
+      - What PBS does when the hook fails; C(none) or any of the others (as a set).
+    type: list
+    elements: str
+    choices: [none, offline_vnodes, clear_vnodes_upon_recovery, scheduler_restart_cycle]
+  user:
+    description:
+      - Account the hook runs as (site hooks only).
+    type: str
+    choices: [pbsadmin, pbsuser]
+  freq:
+    description:
+      - Seconds between runs of a periodic hook (site hooks only); the resulting events
+        must contain C(periodic) or C(exechost_periodic).
+    type: int
+  debug:
+    description:
+      - Whether PBS keeps the hook's debug files (site hooks only).
+    type: bool
+  body:
+    description:
+      - The hook's Python source, imported as C(application/x-python) when it differs
+        from the current body byte for byte (UTF-8). Site hooks only.
+    type: str
+  body_src:
+    description:
+      - Path on the managed host of the hook's Python source (alternative to O(body)).
+    type: path
+  config:
+    description:
+      - The hook's config file content, imported as C(application/x-config) when it
+        differs from the current one byte for byte.
+    type: str
+  config_src:
+    description:
+      - Path on the managed host of the config file (alternative to O(config)).
+    type: path
+  config_format:
+    description:
+      - C(json) (default) parses the config as JSON before anything is imported and fails
+        the task when it does not parse; C(raw) imports it unchecked.
+    type: str
+    default: json
+    choices: [json, raw]
+notes:
+  - Supports check mode and diff mode (attributes and body/config text).
+  - Must run on the PBS server host (where C(qmgr) works and C(server_priv/hooks) is).
+'''
+
+EXAMPLES = r'''
+- name: Reliable job startup hook (PP-928), enabled once its body and config are in
+  hpc.pbs.hook:
+    name: reliable_job_startup
+    events: [queuejob, execjob_launch]
+    alarm: 30
+    order: 1
+    fail_action: [none]
+    body: "{{ lookup('file', 'reliable_job_startup.py') }}"
+    config: "{{ rjs_config | to_json }}"
+    enabled: true
+
+- name: Enable the built-in Cray ATOM pbshook with a validated config
+  hpc.pbs.hook:
+    name: PBS_cray_atom
+    type: pbs
+    config: '{"post_timeout": 45, "delete_timeout": 45, "unix_socket_file": "/var/run/atomd/atomd.sock"}'
+    enabled: true
+
+- name: Remove a site hook
+  hpc.pbs.hook:
+    name: old_hook
+    state: absent
+'''
+
+RETURN = r'''
+hook:
+  description: Attributes of the hook after the task as C(qmgr list) shows them (strings);
+    empty after a delete; predicted in check mode.
+  returned: always
+  type: dict
+  sample: {"type": "site", "enabled": "true", "event": "queuejob,execjob_launch",
+           "user": "pbsadmin", "alarm": "30", "order": "1", "debug": "false",
+           "fail_action": "none"}
+commands:
+  description: The qmgr commands fed on stdin (in check mode the ones that would run;
+    temporary file names are then shown as C(<temporary file>)).
+  returned: always
+  type: list
+  elements: str
+'''
+
+import json
+import os
+import tempfile
+
+from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.common.text.converters import to_bytes, to_text
+
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
+    CONTENT_BODY, CONTENT_CONFIG, NEW_SITE_HOOK, PERIODIC_EVENTS, SITE_ORDER_RANGE,
+    bad_event_message, hook_file_paths, site_hook_name_problem, sort_events,
+    unknown_events)
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
+    module_pbs_paths, pbs_conf_argument_spec)
+from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
+    Qmgr, QmgrError, QmgrValueError, bool_word, list_command, parse_list_output,
+    quote_value, set_command, split_list_value)
+
+PLACEHOLDER = "<temporary file>"
+SITE_ONLY = ("body", "body_src", "user", "freq", "debug")
+# Attributes that setting ``event`` can reset on the server (hook_func.c), so they are
+# written again after a change of events when the task names them.
+RESET_BY_EVENT = ("user", "fail_action", "freq")
+
+
+def read_source(module, option, text, path):
+    """Bytes of ``text`` (option value) or of the file ``path``; None when neither."""
+    if text is not None:
+        return to_bytes(text, errors="surrogate_or_strict")
+    if path is not None:
+        try:
+            with open(path, "rb") as handle:
+                return handle.read()
+        except (IOError, OSError) as exc:
+            module.fail_json(msg="%s: cannot read %s on the managed host: %s. Copy the "
+                                 "file there first or give the content in %s."
+                             % (option, path, exc, option.replace("_src", "")))
+    return None
+
+
+def check_json(module, config):
+    try:
+        json.loads(to_text(config, errors="surrogate_or_strict"))
+    except ValueError as exc:
+        module.fail_json(msg="the hook config is not valid JSON (%s); nothing was imported. "
+                             "qmgr would import a broken file with rc 0. Fix the config or "
+                             "set config_format=raw for a non-JSON config." % exc)
+
+
+def validate(module, params):
+    """All checks that need no PBS: fail before anything runs."""
+    name = params["name"]
+    if params["type"] == "pbs":
+        given = [o for o in SITE_ONLY if params[o] is not None]
+        if given:
+            module.fail_json(msg="%s cannot be managed on a built-in pbshook (type=pbs): "
+                                 "PBS refuses a body ('<content-type> must be "
+                                 "application/x-config') and these attributes. Only "
+                                 "enabled, events, alarm, order, fail_action and config "
+                                 "may be given." % ", ".join(given))
+        if params["state"] == "absent":
+            module.fail_json(msg="a built-in pbshook cannot be deleted (qmgr: Invalid "
+                                 "request); use enabled=false instead")
+    else:
+        problem = site_hook_name_problem(name)
+        if problem:
+            module.fail_json(msg=problem)
+    if params["events"] is not None:
+        bad = unknown_events(params["events"])
+        if bad:
+            module.fail_json(msg="qmgr obj=%s svr=default: %s. Nothing was created or "
+                                 "changed; use the event names listed."
+                                 % (name, bad_event_message(",".join(bad))),
+                             invalid_events=bad)
+    if params["order"] is not None and params["type"] == "site":
+        low, high = SITE_ORDER_RANGE
+        if not low <= params["order"] <= high:
+            module.fail_json(msg="order %s is outside the acceptable range of [%s, %s] for "
+                                 "a site hook" % (params["order"], low, high))
+    if params["alarm"] is not None and params["alarm"] < 1:
+        module.fail_json(msg="alarm must be a whole number of seconds >= 1 (got %s)"
+                         % params["alarm"])
+    if params["freq"] is not None and params["freq"] < 1:
+        module.fail_json(msg="freq must be a whole number of seconds >= 1 (got %s)"
+                         % params["freq"])
+    fail_action = params["fail_action"]
+    if fail_action is not None:
+        if not fail_action:
+            module.fail_json(msg="fail_action is empty: give [none] or a list of actions")
+        if "none" in fail_action and len(set(fail_action)) > 1:
+            module.fail_json(msg="fail_action 'none' cannot be combined with other actions")
+
+
+def current_file(module, qmgr, paths, kind, name, which, exists):
+    """Current bytes of the hook body/config: from server_priv/hooks, else qmgr export."""
+    if not exists:
+        return b""
+    path = hook_file_paths(paths.server_hooks_dir, name)[which]
+    hooks_dir = paths.server_hooks_dir
+    if os.path.isdir(hooks_dir) and os.access(hooks_dir, os.R_OK | os.X_OK):
+        if not os.path.exists(path):
+            return b""
+        try:
+            with open(path, "rb") as handle:
+                return handle.read()
+        except (IOError, OSError):
+            pass
+    content_type = CONTENT_BODY if which == "body" else CONTENT_CONFIG
+    try:
+        return to_bytes(qmgr.export_hook(kind, name, content_type),
+                        errors="surrogate_or_strict")
+    except QmgrError as exc:
+        module.fail_json(**exc.fail_kwargs())
+
+
+def attr_text(attr, value):
+    if attr in ("enabled", "debug"):
+        return "true" if value else "false"
+    if attr == "fail_action":
+        return ",".join(value)
+    return str(value)
+
+
+def attr_differs(attr, desired, current):
+    if current is None:
+        return True
+    if attr in ("enabled", "debug"):
+        return bool_word(current) is not desired
+    if attr == "fail_action":
+        return set(desired) != set(split_list_value(current))
+    return str(desired) != current
+
+
+def plan(kind, name, exists, current, params, body, config, body_now, config_now,
+         stage_file):
+    """Qmgr commands (in the safe order) and the predicted attributes after them.
+
+    ``stage_file(data)`` returns the path of a file holding ``data`` for qmgr import.
+    """
+    commands = []
+    after = dict(current)
+
+    def put(attr, text):
+        commands.append(set_command(kind, name, attr, text))
+        after[attr] = text
+
+    enabled_now = bool_word(current.get("enabled", "true"))
+    want_enabled = params["enabled"]
+    if not exists:
+        commands.append("create hook %s" % name)
+        put("enabled", "false")
+        enabled_now = False
+        if want_enabled is None:
+            want_enabled = body is not None
+    if want_enabled is False and enabled_now:
+        put("enabled", "false")
+        enabled_now = False
+
+    events_changed = False
+    if params["events"] is not None:
+        wanted = sort_events(params["events"])
+        if set(wanted) != set(split_list_value(current.get("event", ""))):
+            put("event", ",".join(wanted))
+            events_changed = True
+
+    for attr in ("user", "alarm", "freq", "order", "debug", "fail_action"):
+        desired = params[attr]
+        if desired is None:
+            continue
+        if attr_differs(attr, desired, current.get(attr)) or (
+                events_changed and attr in RESET_BY_EVENT):
+            put(attr, attr_text(attr, desired))
+
+    if body is not None and body != body_now:
+        commands.append("import %s %s %s default %s"
+                        % (kind, name, CONTENT_BODY, quote_value(stage_file(body))))
+    if config is not None and config != config_now:
+        commands.append("import %s %s %s default %s"
+                        % (kind, name, CONTENT_CONFIG, quote_value(stage_file(config))))
+
+    if want_enabled and not enabled_now:
+        put("enabled", "true")
+    return commands, after
+
+
+def attributes_text(attributes):
+    return "".join("%s = %s\n" % (k, v) for k, v in attributes.items())
+
+
+def main():
+    argument_spec = dict(
+        name=dict(type="str", required=True),
+        state=dict(type="str", default="present", choices=["present", "absent"]),
+        type=dict(type="str", default="site", choices=["site", "pbs"]),
+        events=dict(type="list", elements="str"),
+        enabled=dict(type="bool"),
+        order=dict(type="int"),
+        alarm=dict(type="int"),
+        fail_action=dict(type="list", elements="str",
+                         choices=["none", "offline_vnodes", "clear_vnodes_upon_recovery",
+                                  "scheduler_restart_cycle"]),
+        user=dict(type="str", choices=["pbsadmin", "pbsuser"]),
+        freq=dict(type="int"),
+        debug=dict(type="bool"),
+        body=dict(type="str"),
+        body_src=dict(type="path"),
+        config=dict(type="str"),
+        config_src=dict(type="path"),
+        config_format=dict(type="str", default="json", choices=["json", "raw"]),
+    )
+    argument_spec.update(pbs_conf_argument_spec())
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
+                           mutually_exclusive=[("body", "body_src"), ("config", "config_src")])
+    params = module.params
+    name = params["name"]
+    kind = "pbshook" if params["type"] == "pbs" else "hook"
+
+    validate(module, params)
+    body = read_source(module, "body_src", params["body"], params["body_src"])
+    config = read_source(module, "config_src", params["config"], params["config_src"])
+    if config is not None and params["config_format"] == "json":
+        check_json(module, config)
+
+    paths = module_pbs_paths(module)
+    qmgr = Qmgr(module, paths.qmgr)
+    try:
+        listed = qmgr.list_object(kind, name)
+    except QmgrError as exc:
+        module.fail_json(**exc.fail_kwargs())
+    exists = listed is not None
+    before = dict(listed[2]) if exists else {}
+    result = dict(changed=False, commands=[], hook=before)
+
+    if params["state"] == "absent":
+        if exists:
+            commands = ["delete hook %s" % name]
+            result.update(changed=True, commands=commands, hook={})
+            if not module.check_mode:
+                try:
+                    qmgr.run_batch(commands, "the deletion of hook %s" % name)
+                except QmgrError as exc:
+                    module.fail_json(**exc.fail_kwargs())
+        if module._diff:
+            result["diff"] = dict(before=attributes_text(before), after="",
+                                  before_header="hook %s" % name,
+                                  after_header="hook %s" % name)
+        module.exit_json(**result)
+
+    if not exists and kind == "pbshook":
+        module.fail_json(msg="pbshook %s does not exist in this PBS (qmgr list pbshook "
+                             "exited 1). Built-in hooks cannot be created; use type=site "
+                             "with a name not starting with PBS to install a site hook."
+                             % name)
+    current = before if exists else dict(NEW_SITE_HOOK)
+    if params["freq"] is not None:
+        events = params["events"]
+        if events is None:
+            events = split_list_value(current.get("event", ""))
+        if not any(e in PERIODIC_EVENTS for e in events):
+            module.fail_json(msg="freq needs a periodic event: the hook's events must "
+                                 "contain 'exechost_periodic' or 'periodic' (qmgr: "
+                                 "set_hook_freq: Can't set hook freq value)")
+
+    body_now = current_file(module, qmgr, paths, kind, name, "body", exists) \
+        if body is not None else None
+    config_now = current_file(module, qmgr, paths, kind, name, "config", exists) \
+        if config is not None else None
+
+    staged = []
+
+    def stage_file(data):
+        if module.check_mode:
+            return PLACEHOLDER
+        fd, path = tempfile.mkstemp(prefix="hpc_pbs_hook_", dir=module.tmpdir)
+        staged.append(path)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        return path
+
+    try:
+        try:
+            commands, after = plan(kind, name, exists, current, params, body, config,
+                                   body_now, config_now, stage_file)
+        except QmgrValueError as exc:
+            module.fail_json(msg="%s. Nothing was changed." % exc)
+        if commands:
+            batch = commands + [list_command(kind, name)]
+            result.update(changed=True, commands=batch, hook=after)
+            if not module.check_mode:
+                try:
+                    out, err = qmgr.run_batch(batch, "the changes to %s %s" % (kind, name))
+                except QmgrError as exc:
+                    module.fail_json(**exc.fail_kwargs())
+                for line in err.splitlines():
+                    if line.startswith("WARNING"):
+                        module.warn("qmgr: %s" % line.strip())
+                try:
+                    objects = parse_list_output(out)
+                except ValueError as exc:
+                    module.fail_json(msg="the hook was changed but the listing after it "
+                                         "cannot be parsed: %s" % exc, stdout=out,
+                                     commands=batch)
+                if objects:
+                    result["hook"] = objects[-1][2]
+    finally:
+        for path in staged:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+    if module._diff:
+        diffs = [dict(before=attributes_text(before), after=attributes_text(result["hook"]),
+                      before_header="hook %s attributes" % name,
+                      after_header="hook %s attributes" % name)]
+        for label, new, old in (("PY", body, body_now), ("CF", config, config_now)):
+            if new is not None and new != old:
+                diffs.append(dict(before=to_text(old or b"", errors="surrogate_then_replace"),
+                                  after=to_text(new, errors="surrogate_then_replace"),
+                                  before_header="%s.%s" % (name, label),
+                                  after_header="%s.%s" % (name, label)))
+        result["diff"] = diffs
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,223 @@
+"""hpc.pbs.hook with qmgr faked at the process boundary (run_command)."""
+import json
+import os
+
+import pytest
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.hpc.pbs.plugins.modules import hook as hook_module
+from hpc_pbs_module_fakes import EVENTS, FakeQmgr, QmgrFailure, run_module
+
+BODY = ('import pbs\ne = pbs.event()\npbs.logmsg(pbs.LOG_DEBUG, "h1 trivial hook ran for event '
+        'type %s" % e.type)\ne.accept()\n')
+CONFIG = '{"alpha": 1, "beta": ["a", "b"], "gamma": {"x": true}}\n'
+BAD_CONFIG = '{"alpha": 1, "beta": [ "a", "b" , }\n'
+CRAY_ATOM = {"type": "pbs", "enabled": "false", "event": "execjob_begin,execjob_end",
+             "user": "pbsadmin", "alarm": "300", "order": "100", "debug": "false",
+             "fail_action": "offline_vnodes"}
+CRAY_CF = b'{\n    "post_timeout": 30,\n    "delete_timeout": 30,\n    "unix_socket_file": "/var/run/atomd/atomd.sock"\n}\n'
+
+
+@pytest.fixture
+def pbs(tmp_path, monkeypatch):
+    home, exec_dir = tmp_path / "home", tmp_path / "exec"
+    conf = tmp_path / "pbs.conf"
+    conf.write_text("PBS_HOME=%s\nPBS_EXEC=%s\n" % (home, exec_dir))
+    for var in ("PBS_HOME", "PBS_EXEC", "PBS_CONF_FILE"):
+        monkeypatch.delenv(var, raising=False)
+    fake = FakeQmgr(str(exec_dir / "bin" / "qmgr"), str(home))
+    fake.add("pbshook", "PBS_cray_atom", CRAY_ATOM, config=CRAY_CF)
+    monkeypatch.setattr(AnsibleModule, "run_command",
+                        lambda self, args, **kw: fake.run_command(self, args, **kw))
+    fake.conf = str(conf)
+    fake.tmp = tmp_path / "moduletmp"
+    fake.tmp.mkdir()
+    return fake
+
+
+def run(pbs, check_mode=False, diff=False, **args):
+    args.setdefault("pbs_conf_file", pbs.conf)
+    return run_module(hook_module.main, args, check_mode=check_mode, diff=diff, tmpdir=pbs.tmp)
+
+
+def new_hook_args(**extra):
+    args = dict(name="h1", events=["execjob_launch", "queuejob"], alarm=45, order=5,
+                fail_action=["offline_vnodes"], body=BODY, config=CONFIG, enabled=True)
+    args.update(extra)
+    return args
+
+
+def test_create_hook_in_one_safe_batch_then_idempotent(pbs):
+    code, result = run(pbs, diff=True, **new_hook_args())
+    assert code == 0, result
+    commands = result["commands"]
+    assert commands[:7] == [
+        "create hook h1",
+        "set hook h1 enabled = false",
+        'set hook h1 event = "queuejob,execjob_launch"',
+        "set hook h1 alarm = 45",
+        "set hook h1 order = 5",
+        "set hook h1 fail_action = offline_vnodes",
+        commands[6],
+    ]
+    assert commands[6].startswith("import hook h1 application/x-python default ")
+    assert commands[7].startswith("import hook h1 application/x-config default ")
+    assert commands[8:] == ["set hook h1 enabled = true", "list hook h1"]
+    assert len(pbs.reads()) == 1 and len(pbs.writes()) == 1
+    assert pbs.hook_file("h1", "PY") == BODY.encode() and pbs.hook_file("h1", "CF") == CONFIG.encode()
+    assert result["hook"]["enabled"] == "true"
+    assert result["hook"]["event"] == "queuejob,execjob_launch"
+    assert os.listdir(str(pbs.tmp)) == []  # staged import files removed
+    body_diff = [d for d in result["diff"] if d["after_header"] == "h1.PY"][0]
+    assert body_diff["before"] == "" and body_diff["after"] == BODY
+    attr_diff = result["diff"][0]
+    assert attr_diff["before"] == "" and "alarm = 45" in attr_diff["after"]
+
+    pbs.calls = []
+    code, result = run(pbs, **new_hook_args(events=["queuejob", "execjob_launch"]))
+    assert code == 0 and result["changed"] is False and result["commands"] == []
+    assert len(pbs.calls) == 1 and not pbs.writes()
+
+
+def test_check_mode_creates_nothing(pbs):
+    code, result = run(pbs, check_mode=True, **new_hook_args())
+    assert code == 0 and result["changed"] is True
+    assert result["commands"][0] == "create hook h1"
+    assert 'import hook h1 application/x-python default "<temporary file>"' in result["commands"]
+    assert not pbs.writes() and ("hook", "h1") not in pbs.objects
+    assert os.listdir(str(pbs.tmp)) == []
+
+
+def test_unknown_event_fails_before_anything_with_qmgr_event_list(pbs):
+    code, result = run(pbs, **new_hook_args(events=["queuejob", "yaya"]))
+    assert code == 1
+    assert "invalid argument (yaya) to event. Should be one or more of: " + ",".join(EVENTS) in result["msg"]
+    assert result["invalid_events"] == ["yaya"]
+    assert pbs.calls == [] and ("hook", "h1") not in pbs.objects
+
+
+def test_broken_json_config_fails_before_import(pbs):
+    code, result = run(pbs, **new_hook_args(config=BAD_CONFIG))
+    assert code == 1 and "not valid JSON" in result["msg"]
+    assert pbs.calls == [] and ("hook", "h1") not in pbs.objects
+
+
+def test_raw_config_format_skips_json_check(pbs):
+    code, result = run(pbs, **new_hook_args(config="key: value\n", config_format="raw"))
+    assert code == 0 and pbs.hook_file("h1", "CF") == b"key: value\n"
+
+
+def test_config_src_and_body_src_on_managed_host(pbs, tmp_path):
+    (tmp_path / "h.py").write_text(BODY)
+    (tmp_path / "h.json").write_text(BAD_CONFIG)
+    args = new_hook_args(body_src=str(tmp_path / "h.py"), config_src=str(tmp_path / "h.json"))
+    del args["body"], args["config"]
+    code, result = run(pbs, **args)
+    assert code == 1 and "not valid JSON" in result["msg"] and pbs.calls == []
+    (tmp_path / "h.json").write_text(CONFIG)
+    args = new_hook_args(body_src=str(tmp_path / "h.py"), config_src=str(tmp_path / "h.json"))
+    del args["body"], args["config"]
+    code, result = run(pbs, **args)
+    assert code == 0 and pbs.hook_file("h1", "PY") == BODY.encode()
+
+
+def test_failed_import_never_leaves_new_hook_enabled(pbs, monkeypatch):
+    def refuse(words):
+        raise QmgrFailure(32, 2, "qmgr obj=h1 svr=default: Incorrect padding\n"
+                                 "qmgr: hook error returned from server\n")
+    monkeypatch.setattr(pbs, "do_import", refuse)
+    code, result = run(pbs, **new_hook_args())
+    assert code == 1 and "Incorrect padding" in result["msg"] and result["rc"] == 2
+    assert pbs.objects[("hook", "h1")]["enabled"] == "false"
+    assert os.listdir(str(pbs.tmp)) == []
+
+
+def test_new_hook_without_body_stays_disabled(pbs):
+    code, result = run(pbs, name="h2", events=["queuejob"])
+    assert code == 0 and pbs.objects[("hook", "h2")]["enabled"] == "false"
+    assert "set hook h2 enabled = true" not in result["commands"]
+
+
+def test_event_change_reasserts_attributes_it_resets(pbs):
+    pbs.add("hook", "per", {"type": "site", "enabled": "true", "event": "exechost_periodic",
+                            "user": "pbsadmin", "alarm": "30", "freq": "120", "order": "1",
+                            "debug": "false", "fail_action": "none"}, body=BODY.encode())
+    code, result = run(pbs, name="per", events=["periodic"], freq=120)
+    assert code == 0, result
+    assert result["commands"] == ["set hook per event = periodic", "set hook per freq = 120",
+                                  "list hook per"]
+    assert pbs.objects[("hook", "per")]["freq"] == "120"
+    assert result["hook"]["freq"] == "120"
+
+
+def test_freq_without_periodic_event_is_refused(pbs):
+    code, result = run(pbs, name="h3", events=["queuejob"], freq=30)
+    assert code == 1 and "periodic" in result["msg"] and not pbs.writes()
+
+
+def test_disable_comes_first_and_body_change_is_imported(pbs):
+    pbs.add("hook", "h1", {"type": "site", "enabled": "true", "event": "queuejob", "user": "pbsadmin",
+                           "alarm": "30", "order": "1", "debug": "false", "fail_action": "none"},
+            body=b"old body\n")
+    code, result = run(pbs, diff=True, name="h1", enabled=False, events=["queuejob", "modifyjob"], body=BODY)
+    assert result["commands"][0] == "set hook h1 enabled = false"
+    assert result["commands"][1] == 'set hook h1 event = "queuejob,modifyjob"'
+    assert result["commands"][2].startswith("import hook h1 application/x-python")
+    body_diff = [d for d in result["diff"] if d["after_header"] == "h1.PY"][0]
+    assert body_diff["before"] == "old body\n" and body_diff["after"] == BODY
+
+
+def test_export_is_used_when_hook_files_are_unreadable(pbs, monkeypatch):
+    pbs.add("hook", "h1", {"type": "site", "enabled": "true", "event": "queuejob", "user": "pbsadmin",
+                           "alarm": "30", "order": "1", "debug": "false", "fail_action": "none"},
+            body=BODY.encode(), config=CONFIG.encode())
+    monkeypatch.setattr(hook_module.os, "access", lambda path, mode: False)
+    code, result = run(pbs, name="h1", body=BODY, config=CONFIG)
+    assert code == 0 and result["changed"] is False
+    exported = [c[0][2] for c in pbs.reads() if c[0][2].startswith("export")]
+    assert exported == ["export hook h1 application/x-python default",
+                        "export hook h1 application/x-config default"]
+
+
+def test_pbshook_config_and_enable(pbs):
+    new_cf = {"post_timeout": 45, "delete_timeout": 45, "unix_socket_file": "/var/run/atomd/atomd.sock"}
+    code, result = run(pbs, name="PBS_cray_atom", type="pbs", config=json.dumps(new_cf), enabled=True)
+    assert code == 0, result
+    assert result["commands"][0].startswith("import pbshook PBS_cray_atom application/x-config default ")
+    assert result["commands"][1:] == ["set pbshook PBS_cray_atom enabled = true", "list pbshook PBS_cray_atom"]
+    assert json.loads(pbs.hook_file("PBS_cray_atom", "CF").decode()) == new_cf
+    assert result["hook"]["enabled"] == "true"
+    code, result = run(pbs, name="PBS_cray_atom", type="pbs", enabled=False)
+    assert code == 0, result
+    assert any("Disabling a PBS hook" in w for w in result["warnings"]), result["warnings"]
+
+
+@pytest.mark.parametrize("extra", [dict(body=BODY), dict(user="pbsuser"), dict(state="absent")])
+def test_pbshook_refuses_what_pbs_refuses(pbs, extra):
+    code, result = run(pbs, name="PBS_cray_atom", type="pbs", **extra)
+    assert code == 1 and pbs.calls == []
+
+
+@pytest.mark.parametrize("name", ["PBS_mine", "1bad", "bad name"])
+def test_site_hook_name_rules(pbs, name):
+    code, result = run(pbs, name=name, events=["queuejob"])
+    assert code == 1 and pbs.calls == []
+
+
+def test_missing_pbshook_fails(pbs):
+    code, result = run(pbs, name="PBS_power", type="pbs", enabled=True)
+    assert code == 1 and "does not exist" in result["msg"] and not pbs.writes()
+
+
+def test_order_out_of_range_refused(pbs):
+    code, result = run(pbs, name="h1", order=1001)
+    assert code == 1 and "[1, 1000]" in result["msg"] and pbs.calls == []
+
+
+def test_delete_and_idempotent_delete(pbs):
+    run(pbs, **new_hook_args())
+    code, result = run(pbs, name="h1", state="absent")
+    assert result["changed"] is True and result["commands"] == ["delete hook h1"]
+    assert ("hook", "h1") not in pbs.objects and pbs.hook_file("h1", "PY") is None
+    code, result = run(pbs, name="h1", state="absent")
+    assert result["changed"] is False
