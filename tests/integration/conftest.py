@@ -1,0 +1,121 @@
+"""Shared fixtures of the integration tests: the mock cluster launcher ``tests/integration/cluster``.
+
+- marker ``integration``: tests that start the mock cluster (Linux namespaces, root).
+- marker ``cluster_moms(N)``: number of moms the module's ``pbs_cluster`` gets (default 2).
+- fixture ``pbs_cluster`` (module scope): a running cluster with PBS daemons, every mom
+  ``free``; torn down (``cluster down``) at the end of the module.
+- fixture ``cluster_factory`` (session scope): ``cluster_factory(moms=N, daemons=True)``
+  starts a cluster in a fresh workdir and returns a :class:`MockCluster`; every cluster it
+  started is torn down at the end of the session.
+
+All nodes use the same addresses (127.0.1.10...), so only one cluster runs at a time:
+a module-scoped cluster is down before the next module starts its own.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CLUSTER_SCRIPT = os.path.join(HERE, "cluster")
+SSH_OPTIONS = ["-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
+               "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+               "-o", "ConnectTimeout=10"]
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "integration: starts the mock PBS cluster (needs root, "
+                            "unshare/nsenter and /usr/sbin/sshd)")
+    config.addinivalue_line("markers", "cluster_moms(n): number of moms for pbs_cluster")
+
+
+class MockCluster:
+    """One cluster started by the launcher in ``workdir``.
+
+    ``inventory``: path of the Ansible inventory; ``key``: the SSH private key;
+    ``addresses``: ``{node name: address}`` from ``state.json``."""
+
+    def __init__(self, workdir, python=sys.executable):
+        self.workdir = str(workdir)
+        self.python = python
+        self.inventory = None
+        self.addresses = {}
+
+    def launcher(self, *args, check=True, **kwargs):
+        """Run ``cluster ARGS... --workdir W``; CompletedProcess (text, captured).
+        Raises AssertionError with the launcher's stderr if ``check`` and rc != 0."""
+        argv = [self.python, CLUSTER_SCRIPT] + list(args) + ["--workdir", self.workdir]
+        proc = subprocess.run(argv, capture_output=True, text=True, **kwargs)
+        if check and proc.returncode != 0:
+            raise AssertionError("%s failed (rc %d):\n%s" % (" ".join(args), proc.returncode,
+                                                             proc.stderr))
+        return proc
+
+    def up(self, moms, daemons=True):
+        args = ["up", "--moms", str(moms)] + ([] if daemons else ["--no-daemons"])
+        self.inventory = self.launcher(*args, stdin=subprocess.DEVNULL).stdout.strip()
+        with open(os.path.join(self.workdir, "state.json")) as handle:
+            self.addresses = {n["name"]: n["address"] for n in json.load(handle)["nodes"]}
+        return self.inventory
+
+    def down(self):
+        return self.launcher("down", check=False)
+
+    @property
+    def key(self):
+        return os.path.join(self.workdir, "id_ed25519")
+
+
+    def exec(self, node, argv, user=None, input=None, check=False):
+        """Run ``argv`` inside ``node`` (as ``user``, default root); CompletedProcess."""
+        cmd = [self.python, CLUSTER_SCRIPT, "exec", node, "--workdir", self.workdir]
+        if user:
+            cmd += ["--user", user]
+        proc = subprocess.run(cmd + ["--"] + list(argv), input=input, capture_output=True,
+                              text=True, stdin=None if input is not None else subprocess.DEVNULL)
+        if check and proc.returncode != 0:
+            raise AssertionError("%s on %s failed (rc %d): %s" % (argv, node, proc.returncode,
+                                                                 proc.stderr))
+        return proc
+
+    def ssh(self, node, command, user="root"):
+        """``ssh -i key USER@<node address> COMMAND`` from the host; CompletedProcess."""
+        return subprocess.run(["ssh", "-i", self.key] + SSH_OPTIONS
+                              + ["%s@%s" % (user, self.addresses[node]), command],
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                              timeout=60)
+
+    def stop_mom(self, node, freeze=False):
+        return self.launcher("stop-mom", node, *(["--freeze"] if freeze else []))
+
+    def start_mom(self, node):
+        return self.launcher("start-mom", node)
+
+
+@pytest.fixture(scope="session")
+def cluster_factory(tmp_path_factory):
+    """``cluster_factory(moms=2, daemons=True) -> MockCluster`` (already up)."""
+    started = []
+
+    def start(moms=2, daemons=True):
+        for previous in started:  # one cluster at a time: they share addresses
+            previous.down()
+        cluster = MockCluster(tmp_path_factory.mktemp("cluster"))
+        started.append(cluster)
+        cluster.up(moms, daemons=daemons)
+        return cluster
+
+    yield start
+    for cluster in started:
+        cluster.down()
+
+
+@pytest.fixture(scope="module")
+def pbs_cluster(request, cluster_factory):
+    """A cluster with daemons for the module; moms from ``@pytest.mark.cluster_moms(N)``."""
+    marker = request.node.get_closest_marker("cluster_moms")
+    cluster = cluster_factory(moms=marker.args[0] if marker else 2, daemons=True)
+    yield cluster
+    cluster.down()

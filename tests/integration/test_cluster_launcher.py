@@ -1,0 +1,276 @@
+"""The mock cluster launcher ``tests/integration/cluster`` (issue 2, point 2).
+
+Runs with ``--no-daemons`` (sshd only) so that it depends on nothing but the launcher; the
+last test brings the PBS daemons up when the mock has them.
+"""
+import hashlib
+import importlib.machinery
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ANSIBLE_INVENTORY = os.path.join(os.path.dirname(sys.executable), "ansible-inventory")
+
+
+def host_fingerprint():
+    """What a node must never change on the host: /etc/hostname, /etc/pbs.conf,
+    /opt/pbs, /var/spool/pbs."""
+    with open("/etc/hostname", "rb") as handle:
+        hostname_sum = hashlib.sha256(handle.read()).hexdigest()
+    return {"hostname": hostname_sum, "pbs.conf": os.path.exists("/etc/pbs.conf"),
+            "opt/pbs": os.path.exists("/opt/pbs"), "spool/pbs": os.path.exists("/var/spool/pbs")}
+
+
+@pytest.fixture(scope="module")
+def host_before():
+    return host_fingerprint()
+
+
+@pytest.fixture(scope="module")
+def cluster(host_before, cluster_factory):
+    return cluster_factory(moms=2, daemons=False)
+
+
+def state_of(cluster):
+    with open(os.path.join(cluster.workdir, "state.json")) as handle:
+        return json.load(handle)
+
+
+def processes_of(workdir, namespaces):
+    """Host PIDs of `_node-init`/unshare of ``workdir`` or inside one of ``namespaces``."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % name, "rb") as handle:
+                argv = handle.read().split(b"\0")
+            pidns = os.readlink("/proc/%s/ns/pid" % name)
+            with open("/proc/%s/stat" % name) as handle:
+                zombie = handle.read().rsplit(")", 1)[1].split()[0] == "Z"
+        except OSError:
+            continue
+        if zombie:
+            continue
+        if (b"_node-init" in argv and workdir.encode() in argv) or pidns in namespaces:
+            found.append(int(name))
+    return found
+
+
+def ps_state(cluster, node, pid):
+    proc = cluster.exec(node, ["ps", "-o", "stat=", "-p", str(pid)])
+    return proc.stdout.strip()
+
+
+def test_up_prints_only_the_inventory_path(cluster):
+    assert os.path.isabs(cluster.inventory)
+    assert "\n" not in cluster.inventory
+    with open(cluster.inventory) as handle:
+        text = handle.read()
+    assert "[pbs_server]\npbs-server ansible_host=127.0.1.10\n" in text
+    assert "[pbs_mom]\nmom1 ansible_host=127.0.1.11\nmom2 ansible_host=127.0.1.12\n" in text
+
+
+def test_inventory_as_ansible_reads_it(cluster):
+    proc = subprocess.run([ANSIBLE_INVENTORY, "-i", cluster.inventory, "--list"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    inventory = json.loads(proc.stdout)
+    assert inventory["pbs_server"]["hosts"] == ["pbs-server"]
+    assert inventory["pbs_mom"]["hosts"] == ["mom1", "mom2"]
+    hostvars = inventory["_meta"]["hostvars"]["mom2"]
+    assert hostvars["ansible_host"] == "127.0.1.12"
+    assert hostvars["ansible_user"] == "root"
+    assert hostvars["ansible_python_interpreter"] == "/usr/bin/python3"
+    assert hostvars["ansible_ssh_private_key_file"] == cluster.key
+    assert "StrictHostKeyChecking=no" in hostvars["ansible_ssh_common_args"]
+    assert "UserKnownHostsFile=/dev/null" in hostvars["ansible_ssh_common_args"]
+    with open(cluster.key + ".pub") as handle:
+        assert handle.read().startswith("ssh-ed25519 ")
+
+
+def test_ssh_reaches_the_node_and_its_own_etc(cluster, host_before):
+    proc = cluster.ssh("mom1", "hostname")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "mom1"
+    conf = cluster.ssh("mom1", "cat /etc/pbs.conf")
+    assert conf.returncode == 0, conf.stderr
+    assert "PBS_SERVER=pbs-server\n" in conf.stdout
+    assert "PBS_START_MOM=1\n" in conf.stdout and "PBS_START_SERVER=0\n" in conf.stdout
+    assert "PBS_HOME=/var/spool/pbs\n" in conf.stdout and "PBS_EXEC=/opt/pbs\n" in conf.stdout
+    server_conf = cluster.ssh("pbs-server", "cat /etc/pbs.conf").stdout
+    assert "PBS_START_SERVER=1\n" in server_conf and "PBS_START_MOM=0\n" in server_conf
+    assert host_fingerprint() == host_before
+
+
+def test_nodes_resolve_each_other_and_pbsuser_can_ssh_between_them(cluster):
+    proc = cluster.ssh("mom2", "getent hosts pbs-server mom1; ssh mom1 hostname", user="pbsuser")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.split("\n")
+    assert lines[0].split() == ["127.0.1.10", "pbs-server"]
+    assert lines[1].split() == ["127.0.1.11", "mom1"]
+    assert lines[2] == "mom1"
+
+
+def test_exec_as_pbsuser_gets_a_login_environment(cluster):
+    proc = cluster.exec("mom1", ["id", "-un"], user="pbsuser")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "pbsuser\n"
+    env = cluster.exec("mom1", ["sh", "-c", "pwd; id -u; id -g; echo $HOME $USER $LOGNAME; echo $PATH"],
+                       user="pbsuser").stdout.splitlines()
+    assert env[:4] == ["/home/pbsuser", "1500", "1500", "/home/pbsuser pbsuser pbsuser"]
+    assert "/opt/pbs/bin" in env[4].split(":")
+    home = os.stat(os.path.join(cluster.workdir, "home", "pbsuser"))
+    assert (home.st_uid, home.st_gid) == (1500, 1500)
+
+
+def test_exec_passes_stdin_through_and_returns_the_rc(cluster):
+    proc = cluster.exec("mom2", ["sh", "-c", "cat; echo err >&2; exit 7"], input="from stdin\n")
+    assert proc.returncode == 7
+    assert proc.stdout == "from stdin\n"
+    assert proc.stderr == "err\n"
+
+
+def test_pbsuser_runs_the_mockpbs_python(cluster):
+    with open(os.path.join(cluster.workdir, "nodes", "mom1", "opt", "pbs", "bin", "qmgr")) as handle:
+        python = handle.read().split()[2]
+    proc = cluster.exec("mom1", [python, "-c", "import mockpbs; print('ok')"], user="pbsuser")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "ok\n"
+
+
+def test_node_sees_its_own_pbs_exec_and_pbs_home(cluster, host_before):
+    proc = cluster.exec("mom1", ["cat", "/opt/pbs/bin/qmgr"])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("#!/bin/sh\nexec ")
+    assert proc.stdout.endswith(' -m mockpbs qmgr "$@"\n')
+    assert cluster.exec("mom1", ["test", "-x", "/opt/pbs/sbin/pbs_mom"]).returncode == 0
+    listing = cluster.exec("mom1", ["stat", "-c", "%a %n", "/var/spool/pbs/spool",
+                                    "/var/spool/pbs/mom_priv", "/var/spool/pbs/server_priv/hooks/tmp"])
+    assert listing.stdout.splitlines() == ["1777 /var/spool/pbs/spool", "751 /var/spool/pbs/mom_priv",
+                                           "750 /var/spool/pbs/server_priv/hooks/tmp"]
+    config = cluster.exec("mom1", ["cat", "/var/spool/pbs/mom_priv/config"]).stdout
+    assert config == "$clienthost pbs-server\n"
+    assert "PATH=/bin:/usr/bin\n" in cluster.exec("mom1", ["cat", "/var/spool/pbs/pbs_environment"]).stdout
+    assert host_fingerprint() == host_before
+
+
+def test_stop_mom_freeze_then_start_mom_thaws(cluster):
+    lock = "/var/spool/pbs/mom_priv/mom.lock"
+    started = cluster.exec("mom1", ["sh", "-c", "sleep 600 </dev/null >/dev/null 2>&1 & echo $! > %s" % lock])
+    assert started.returncode == 0, started.stderr
+    pid = int(cluster.exec("mom1", ["cat", lock]).stdout)
+    assert ps_state(cluster, "mom1", pid)[:1] in ("S", "R")
+    cluster.stop_mom("mom1", freeze=True)
+    assert ps_state(cluster, "mom1", pid).startswith("T")
+    cluster.start_mom("mom1")
+    assert ps_state(cluster, "mom1", pid)[:1] in ("S", "R")
+    cluster.stop_mom("mom1")
+    assert ps_state(cluster, "mom1", pid) == ""
+    again = cluster.launcher("stop-mom", "mom1", check=False)
+    assert again.returncode == 1
+    assert "no running mom on mom1" in again.stderr
+
+
+def test_stop_mom_of_a_frozen_mom_terminates_it(cluster):
+    lock = "/var/spool/pbs/mom_priv/mom.lock"
+    cluster.exec("mom2", ["sh", "-c", "sleep 600 </dev/null >/dev/null 2>&1 & echo $! > %s" % lock])
+    pid = int(cluster.exec("mom2", ["cat", lock]).stdout)
+    cluster.stop_mom("mom2", freeze=True)
+    cluster.stop_mom("mom2")
+    assert ps_state(cluster, "mom2", pid) == ""
+
+
+def test_status_lists_every_node_up(cluster):
+    proc = cluster.launcher("status")
+    rows = [line.split() for line in proc.stdout.splitlines()]
+    assert rows == [["pbs-server", "127.0.1.10", "up"], ["mom1", "127.0.1.11", "up"],
+                    ["mom2", "127.0.1.12", "up"]]
+
+
+def test_ansible_reaches_every_node_over_ssh(cluster):
+    ansible = os.path.join(os.path.dirname(sys.executable), "ansible")
+    proc = subprocess.run([ansible, "-i", cluster.inventory, "all", "-m", "command",
+                           "-a", "cat /etc/hostname"], capture_output=True, text=True,
+                          env=dict(os.environ, ANSIBLE_NOCOLOR="1"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for node in ("pbs-server", "mom1", "mom2"):
+        assert "%s | CHANGED | rc=0 >>\n%s\n" % (node, node) in proc.stdout
+
+
+def test_up_after_a_crashed_node(cluster):
+    before = state_of(cluster)
+    crashed = before["nodes"][1]
+    os.kill(crashed["init_pid"], 9)
+    status = cluster.launcher("status", check=False)
+    assert status.returncode == 1
+    assert [l.split()[2] for l in status.stdout.splitlines()] == ["up", "down", "up"]
+    cluster.up(2, daemons=False)
+    old_pids = {n[key] for n in before["nodes"] for key in ("init_pid", "unshare_pid")}
+    now = state_of(cluster)["nodes"]
+    current = {n[key] for n in now for key in ("init_pid", "unshare_pid")}
+    assert sorted(processes_of(cluster.workdir, set())) == sorted(current)
+    assert not old_pids & current
+    assert cluster.ssh("mom1", "hostname").stdout == "mom1\n"
+
+
+def test_down_leaves_no_process_and_no_mount(cluster, host_before):
+    state = state_of(cluster)
+    namespaces = {n["pidns"] for n in state["nodes"]}
+    assert processes_of(cluster.workdir, namespaces)
+    proc = cluster.down()
+    assert proc.returncode == 0, proc.stderr
+    assert processes_of(cluster.workdir, namespaces) == []
+    with open("/proc/self/mountinfo") as handle:
+        assert cluster.workdir not in handle.read()
+    assert cluster.ssh("mom1", "true").returncode == 255
+    assert cluster.launcher("status", check=False).returncode == 1
+    assert host_fingerprint() == host_before
+
+
+def daemons_available():
+    modules = ["mockpbs.server.daemon", "mockpbs.mom.daemon", "mockpbs.cli.qmgr",
+               "mockpbs.cli.pbsnodes"]
+    try:
+        return all(importlib.util.find_spec(m) is not None for m in modules)
+    except ModuleNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not daemons_available(), reason="mock PBS daemons not written yet")
+def test_up_with_daemons_creates_nodes_in_order_and_all_free(cluster_factory):
+    cluster = cluster_factory(moms=2, daemons=True)
+    nodes = cluster.exec("pbs-server", ["pbsnodes", "-a"], check=True).stdout
+    names = [line for line in nodes.splitlines() if line and not line[0].isspace()]
+    assert names == ["mom1", "mom2"]
+    assert nodes.count("state = free") == 2
+    lock = cluster.exec("mom1", ["cat", "/var/spool/pbs/mom_priv/mom.lock"], check=True).stdout
+    assert cluster.exec("mom1", ["kill", "-0", lock.strip()]).returncode == 0
+    cluster.down()
+
+
+def test_up_refuses_a_python_without_mockpbs(tmp_path):
+    proc = subprocess.run([sys.executable, os.path.join(HERE, "cluster"), "up", "--moms", "1",
+                           "--no-daemons", "--python", "/usr/bin/python3",
+                           "--workdir", str(tmp_path)], capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert "/usr/bin/python3 cannot import mockpbs" in proc.stderr
+    assert processes_of(str(tmp_path), set()) == []
+
+
+def test_pbsnodes_parser_reads_states_in_pbs_format():
+    loader = importlib.machinery.SourceFileLoader("cluster_launcher", os.path.join(HERE, "cluster"))
+    launcher = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(launcher)
+    # Layout of `pbsnodes -a` in reference/openpbs/i_versions_and_layout.txt.
+    text = ("mom1\n     Mom = mom1\n     Port = 15002\n     state = free\n     pcpus = 2\n\n"
+            "mom2\n     Mom = mom2\n     state = down,offline\n\n")
+    assert launcher.parse_pbsnodes(text) == {"mom1": "free", "mom2": "down,offline"}
