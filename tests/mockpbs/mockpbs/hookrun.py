@@ -16,6 +16,7 @@ import traceback
 
 import mockpbs
 from mockpbs import pbs as pbs_module
+from mockpbs import pbslog
 
 DEFAULT_ALARM = 30
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(mockpbs.__file__)))
@@ -85,9 +86,13 @@ def execute(hook, event, context):
     except SystemExit:
         # accept()/reject() end the hook this way; so does a bare sys.exit() in the hook.
         pass
-    except BaseException:  # the hook's exception is the reject reason, whatever it is
+    except BaseException as exc:  # the hook's exception is the reject reason, whatever it is
         pbs_module._current.accepted = False
         result["exception"] = traceback.format_exc()
+        if isinstance(exc, AssertionError) and str(exc) in pbs_module._current.refused_sets:
+            # PP-928 interface 6: a refused set under execjob_launch shows as a DEBUG2 line.
+            pbs_module._current.logs.append([pbslog.PBSEVENT_DEBUG2, pbslog.OBJ_HOOK,
+                                             hook.get("name", ""), str(exc)])
     result["accepted"] = bool(pbs_module._current.accepted)
     result["reject_msg"] = None if result["accepted"] else pbs_module._current.reject_msg
     result.update(pbs_module._outcome())

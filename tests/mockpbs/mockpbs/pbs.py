@@ -18,15 +18,29 @@ what PP-928 hooks use (seed ``pp-928-reliable-job-startup.txt``, interfaces 5-9)
 - ``pbs.logmsg`` / ``pbs.logjobmsg`` with the PBS event classes real hooks get;
 - constants with OpenPBS's numeric values (events, log levels, node states).
 
-Read-only rules enforced: the job and the vnodes of an execjob_resize event (interface 9);
-event parameters other than ``progname``/``argv``/``env``; PBS's own variables in a launch
-``env``. execjob_launch may modify job and vnode attributes (interface 6).
+What a hook may set follows OpenPBS's ``is_attrib_val_settable``
+(``src/lib/Libpython/pbs_python_svr_internal.c``), per event:
+
+- execjob_launch (interface 6): job attributes, resources (``Resource_List``,
+  ``resources_used``, a vnode's ``resources_available``), vnode attributes and the
+  ``progname``/``argv``/``env`` event parameters. Anything else (e.g. an attribute of
+  ``pbs.server()``) raises ``AssertionError("Can only set progname, argv, env event
+  parameters as well as job, resource, vnode under execjob_launch hook.")``; when the hook
+  lets it escape, the text is also logged at DEBUG2 (0x0100) under the hook's name.
+- execjob_resize (interface 9): nothing; any set raises ``AssertionError("nothing is
+  settable inside an execjob_resize hook!")`` (see :class:`NothingSettableError`).
+- other execjob_* events: job, resource and vnode attributes only; queuejob/modifyjob:
+  job and resource attributes only.
+- ``Execution_Time`` must lie in the future and ``run_count`` be >= 0
+  (``BadAttributeValueError``, PBS's texts); event parameters other than
+  ``progname``/``argv``/``env`` and PBS's own variables in a launch ``env`` are read-only.
 
 State lives in :data:`_current` (one hook run per process, as in ``pbs_python``);
 :func:`_start` installs it and :func:`_outcome` reads what the hook changed.
 """
 import math
 import os
+import time
 
 from mockpbs import pbsconf, pbslog, selectspec
 from mockpbs import release_nodes as _release
@@ -180,6 +194,17 @@ class BadResourceValueError(Exception):
     """A resource value PBS refuses (e.g. a select spec with a chunk count below 1)."""
 
 
+class NothingSettableError(AssertionError):
+    """Raised when anything is set under execjob_resize (PP-928 interface 9): OpenPBS
+    raises a plain ``AssertionError("nothing is settable inside an execjob_resize hook!")``,
+    and so does this (a subclass only so the mock can name it)."""
+
+
+LAUNCH_SET_REFUSED = ("Can only set progname, argv, env event parameters as well as job, "
+                      "resource, vnode under execjob_launch hook.")
+RESIZE_SET_REFUSED = "nothing is settable inside an execjob_resize hook!"
+
+
 # ---------------------------------------------------------------- value types
 class select(str):
     """A select spec ``[N:]res=val[:res=val][+...]``; the text is kept as written.
@@ -325,7 +350,7 @@ class pbs_env(dict):
 
 _TYPED_JOB_ATTRIBUTES = {"schedselect": select, "exec_vnode": exec_vnode, "exec_host": exec_host,
                          "exec_host2": exec_host, "Hold_Types": hold_types}
-_INT_JOB_ATTRIBUTES = {"run_count", "Priority", "run_version"}
+_INT_JOB_ATTRIBUTES = {"run_count", "Priority", "run_version", "Execution_Time"}
 _TYPED_RESOURCES = {"select": select, "place": place}
 
 
@@ -361,7 +386,7 @@ class _Resources:
         return self._values.get(key)
 
     def __setitem__(self, key, value):
-        self._owner._check_writable()
+        self._owner._check_writable(key, kind="resource")
         value = self._convert(key, value) if self._typed else value
         self._values[key] = value
         self._changed[key] = _to_text(value)
@@ -406,8 +431,9 @@ class _Job:
                 self._values[key] = _Resources(self, value)
             else:
                 self._values[key] = self._convert(key, value)
-        if "Resource_List" not in self._values:
-            self._values["Resource_List"] = _Resources(self, {})
+        for head in ("Resource_List", "resources_used"):
+            if head not in self._values:
+                self._values[head] = _Resources(self, {})
         self._values["failed_mom_list"] = list(failed_mom_list or [])
         self._values["succeeded_mom_list"] = list(succeeded_mom_list or [])
 
@@ -422,9 +448,8 @@ class _Job:
             return int(value)
         return value
 
-    def _check_writable(self):
-        if self._readonly:
-            raise BadAttributeValueError("job is readonly under this event")
+    def _check_writable(self, name, kind="job"):
+        _check_settable(self._readonly, kind, name)
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -432,7 +457,10 @@ class _Job:
         return self._values.get(name)
 
     def __setattr__(self, name, value):
-        self._check_writable()
+        self._check_writable(name)
+        if name == "Variable_List":
+            raise BadAttributeValueError("attribute '%s' cannot be directly set." % (name,))
+        value = _checked_job_value(name, value)
         value = self._convert(name, value)
         self._values[name] = value
         self._changed[name] = _to_text(value)
@@ -507,9 +535,8 @@ class _Vnode:
             self._values[key] = _Resources(self, values.pop(key, {}), typed=False)
         self._values.update(values)
 
-    def _check_writable(self):
-        if self._readonly:
-            raise BadAttributeValueError("vnode is readonly under this event")
+    def _check_writable(self, name, kind="vnode"):
+        _check_settable(self._readonly, kind, name)
 
     def __getattr__(self, name):
         if name.startswith("__"):
@@ -517,7 +544,7 @@ class _Vnode:
         return self._values.get(name)
 
     def __setattr__(self, name, value):
-        self._check_writable()
+        self._check_writable(name)
         self._values[name] = value
         self._changed[name] = state_to_text(value) if name == "state" else _to_text(value)
 
@@ -572,6 +599,90 @@ class _Event:
         raise SystemExit(str(ecode))
 
 
+# ---------------------------------------------------------------- what a hook may set
+_MOM_JOB_EVENTS = (EXECJOB_BEGIN | EXECJOB_PROLOGUE | EXECJOB_EPILOGUE | EXECJOB_END | EXECJOB_ABORT
+                   | EXECJOB_POSTSUSPEND | EXECJOB_PRERESUME | EXECJOB_PRETERM)
+
+
+def _check_settable(readonly, kind, name):
+    """Refuse a set the way OpenPBS's ``is_attrib_val_settable`` does.
+
+    ``readonly``: the owning object's read-only flag; ``kind``: ``"job"``, ``"resource"``,
+    ``"vnode"``, ``"server"`` or ``"event"``; ``name``: the attribute or resource name.
+    Raises :class:`BadAttributeValueError` (read-only object), :class:`NothingSettableError`
+    (execjob_resize) or ``AssertionError`` (a kind the event does not allow)."""
+    if readonly:
+        raise BadAttributeValueError("attribute '%s' is part of a readonly object" % (name,))
+    event_type = _current.event_type
+    if event_type == EXECJOB_RESIZE:
+        raise NothingSettableError(RESIZE_SET_REFUSED)
+    if event_type == EXECJOB_ATTACH:
+        raise AssertionError("nothing is settable inside an execjob_attach hook!")
+    if event_type == EXECJOB_LAUNCH:
+        if kind not in ("event", "job", "resource", "vnode"):
+            _current.refused_sets.append(LAUNCH_SET_REFUSED)
+            raise AssertionError(LAUNCH_SET_REFUSED)
+    elif event_type & _MOM_JOB_EVENTS:
+        if kind not in ("job", "resource", "vnode"):
+            raise AssertionError("Can only set job,resource,vnode attributes under mom hook event.")
+    elif event_type in (QUEUEJOB, MODIFYJOB):
+        if kind not in ("job", "resource"):
+            raise AssertionError("Can only set job,resource attributes under %s event."
+                                 % ("queuejob" if event_type == QUEUEJOB else "modifyjob"))
+
+
+def _checked_job_value(name, value):
+    """PBS's value checks for ``Execution_Time`` (a time in the future, int or float
+    seconds) and ``run_count`` (>= 0); returns the value to store."""
+    if value is None:
+        return value
+    if name == "Execution_Time":
+        try:
+            seconds = int(float(value)) if not isinstance(value, int) else value
+        except (TypeError, ValueError):
+            raise BadAttributeValueError("exec_time could not be parsed") from None
+        if seconds < time.time():
+            raise BadAttributeValueError("exec_time '%s' not in the future" % (time.ctime(seconds),))
+        return seconds
+    if name == "run_count":
+        try:
+            count = int(value)
+        except (TypeError, ValueError):
+            count = -1
+        if isinstance(value, float) or count < 0:
+            raise BadAttributeValueError("run_count value must be >= 0")
+        return count
+    return value
+
+
+class _Server:
+    """``pbs.server()``: the server's attributes as given to the runner (read as strings).
+    Setting one goes through the event's rules: under execjob_launch it raises the
+    interface-6 ``AssertionError``."""
+
+    def __init__(self, name, values):
+        object.__setattr__(self, "_values", dict(values or {}))
+        object.__setattr__(self, "name", name)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._values.get(name)
+
+    def __setattr__(self, name, value):
+        _check_settable(False, "server", name)
+        self._values[name] = value
+
+    def __str__(self):
+        return str(self.name)
+
+
+def server():
+    """The local server object (``pbs.server()``), from the runner context's
+    ``server`` name and ``server_attributes`` dict."""
+    return _Server(_current.server_name, _current.server_attributes)
+
+
 # ---------------------------------------------------------------- module state and functions
 class _RunState:
     def __init__(self):
@@ -584,6 +695,12 @@ class _RunState:
         self.hostname = ""
         self.vnode_hosts = {}
         self.launch_originals = {}
+        self.hook_name = ""
+        self.server_name = ""
+        self.server_attributes = {}
+        # Messages of sets refused under execjob_launch (interface 6); the runner logs the
+        # one that ends the hook.
+        self.refused_sets = []
 
     def known_resources(self):
         names = set(_release.BUILTIN_SELECT_RESOURCES)
@@ -671,11 +788,9 @@ def _start(hook, event_name, context):
             state.vnode_hosts.setdefault(name, vnode.get("host"))
     state.event = _Event(event_name, hook.get("name", ""), params,
                          context.get("requestor", ""), context.get("requestor_host", ""))
-    if event_type == EXECJOB_RESIZE:
-        if "job" in params:
-            object.__setattr__(params["job"], "_readonly", True)
-        for vnode in params["vnode_list"].values():
-            object.__setattr__(vnode, "_readonly", True)
+    state.hook_name = hook.get("name", "")
+    state.server_name = context.get("server", "")
+    state.server_attributes = dict(context.get("server_attributes") or {})
     globals()["_current"] = state
     hook_config_filename = hook.get("config")
     pbs_conf = pbsconf.load()
@@ -690,11 +805,13 @@ def _outcome():
     job = params.get("job")
     if job is not None:
         changed = dict(job._changed)
-        resources = job._values["Resource_List"]._changed
-        if resources:
-            changed["Resource_List"] = dict(resources)
+        for head in ("Resource_List", "resources_used"):
+            resources = job._values[head]._changed
+            if resources:
+                changed[head] = dict(resources)
         result["job"] = changed
-        result["rerun"] = bool(job._rerun)
+        # pbs_python writes no job actions for execjob_resize/execjob_attach.
+        result["rerun"] = bool(job._rerun) and state.event_type not in (EXECJOB_RESIZE, EXECJOB_ATTACH)
     for table in ("vnode_list", "vnode_list_fail"):
         for name, vnode in (params.get(table) or {}).items():
             changes = vnode.changes()
