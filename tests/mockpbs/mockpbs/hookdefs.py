@@ -1,7 +1,9 @@
 """Hook events, attributes and the on-disk ``.HK`` format, as OpenPBS 23.06 has them.
 
-``EVENTS`` is in the server's own order: qmgr lists a hook's events in this order whatever
-order they were given in, and the error for a bad event name lists them all in it.
+``EVENTS`` is the order of the error for a bad event name. ``qmgr list hook`` shows a
+hook's events in ``LIST_ORDER`` whatever order they were given in: the server events in
+``EVENTS`` order, then the mom events in hook-mask order, which puts execjob_launch and
+its successors before exechost_periodic (transcripts a and b).
 """
 
 EVENTS = (
@@ -15,6 +17,12 @@ EVENTS = (
 
 MOM_EVENTS = frozenset(e for e in EVENTS if e.startswith("exec"))
 SERVER_EVENTS = frozenset(EVENTS) - MOM_EVENTS
+
+LIST_ORDER = tuple(e for e in EVENTS if e in SERVER_EVENTS) + (
+    "execjob_begin", "execjob_prologue", "execjob_epilogue", "execjob_preterm", "execjob_end",
+    "execjob_launch", "execjob_attach", "execjob_resize", "execjob_abort",
+    "execjob_postsuspend", "execjob_preresume", "exechost_periodic", "exechost_startup",
+)
 
 BAD_EVENT_MESSAGE = (
     "invalid argument (%s) to event. Should be one or more of: "
@@ -38,9 +46,9 @@ HOOK_USERS = ("pbsadmin", "pbsuser")
 
 
 def sort_events(events):
-    """Return ``events`` (iterable of names) de-duplicated, in server order."""
+    """Return ``events`` (iterable of names) de-duplicated, in the order qmgr lists them."""
     wanted = set(events)
-    return [e for e in EVENTS if e in wanted]
+    return [e for e in LIST_ORDER if e in wanted]
 
 
 def parse_hk(text):

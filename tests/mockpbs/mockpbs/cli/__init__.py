@@ -1,0 +1,1 @@
+"""Mock PBS client commands; each module has ``main(argv) -> exit code``."""

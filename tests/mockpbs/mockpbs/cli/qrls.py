@@ -1,0 +1,13 @@
+"""``qrls [-h u|o|s] job...``: release holds (default all the caller may release)."""
+import getopt
+import sys
+
+from mockpbs.cli import common, jobops
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if common.wants_version(argv):
+        return 0
+    opts, ids = getopt.getopt(argv, "h:")
+    return jobops.run_for_jobs("qrls", "release", ids, hold_types=dict(opts).get("-h", "uos"))

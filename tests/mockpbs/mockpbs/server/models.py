@@ -1,0 +1,380 @@
+"""Server state: attributes of server, sched, queues, nodes and jobs, hooks, persistence.
+
+Everything lives in one :class:`State`; ``PBS_HOME/server_priv/mockpbs_state.json`` holds
+attributes, nodes, jobs and the job sequence, while hooks are kept in PBS's own layout
+``PBS_HOME/server_priv/hooks/NAME.{HK,PY,CF}`` (mode 0644, ``.HK`` leaving defaults out,
+transcript c). Attribute values are PBS's attribute text (strings) throughout.
+"""
+import json
+import os
+import threading
+
+from mockpbs import PBS_VERSION, hookdefs
+from mockpbs.server import shipped_hooks
+
+# PBS error numbers and texts used by the server (src/include/pbs_error.h).
+PBSE_UNKJOBID = 15001
+PBSE_NOATTR = 15002
+PBSE_PERM = 15007
+PBSE_IVALREQ = 15004
+PBSE_SYSTEM = 15010
+PBSE_BADATVAL = 15014
+PBSE_UNKQUE = 15018
+PBSE_QUEEXIST = 15025
+PBSE_BADSTATE = 15033
+PBSE_UNKNODE = 15062
+PBSE_NODEEXIST = 15063
+PBSE_HOOKERROR = 15165
+PBSE_HISTJOBID = 15139
+
+ERROR_TEXT = {
+    PBSE_UNKJOBID: "Unknown Job Id",
+    PBSE_IVALREQ: "Invalid request",
+    PBSE_PERM: "Unauthorized Request",
+    PBSE_BADATVAL: "Illegal attribute or resource value",
+    PBSE_UNKQUE: "Unknown queue",
+    PBSE_QUEEXIST: "Queue already exists",
+    PBSE_BADSTATE: "Request invalid for state of job",
+    PBSE_UNKNODE: "Unknown node",
+    PBSE_NODEEXIST: "Node name already exists",
+}
+
+
+class PbsError(Exception):
+    """A request the server refuses: ``code`` (PBS errno), ``text`` (PBS message);
+    ``hook_error`` marks hook-object errors (qmgr prints them differently)."""
+
+    def __init__(self, code, text=None, hook_error=False):
+        super().__init__(text or ERROR_TEXT.get(code, "Error %d" % code))
+        self.code = code
+        self.text = text or ERROR_TEXT.get(code, "Error %d" % code)
+        self.hook_error = hook_error
+
+
+# ---------------------------------------------------------------------------
+# attribute definitions (kind: bool, int, str, list (comma array), ro (read-only))
+
+SERVER_ATTRS = [
+    ("server_state", "ro"), ("server_host", "ro"), ("scheduling", "bool"), ("max_running", "int"),
+    ("total_jobs", "ro"), ("state_count", "ro"), ("acl_host_enable", "bool"), ("acl_hosts", "list"),
+    ("acl_user_enable", "bool"), ("acl_users", "list"), ("acl_roots", "list"), ("comment", "str"),
+    ("default_queue", "str"), ("flatuid", "bool"), ("log_events", "int"), ("mailer", "str"),
+    ("mail_from", "str"), ("managers", "list"), ("max_user_run", "int"), ("max_group_run", "int"),
+    ("operators", "list"), ("query_other_jobs", "bool"), ("resources_available", "str"),
+    ("resources_default", "str"), ("default_chunk", "str"), ("resources_max", "str"),
+    ("resources_assigned", "ro"), ("scheduler_iteration", "int"), ("resv_enable", "bool"),
+    ("node_fail_requeue", "int"), ("max_array_size", "int"), ("resend_term_delay", "int"),
+    ("default_qsub_arguments", "str"), ("pbs_license_min", "int"), ("pbs_license_max", "int"),
+    ("pbs_license_linger_time", "int"), ("license_count", "ro"), ("pbs_version", "ro"),
+    ("eligible_time_enable", "bool"), ("job_history_enable", "bool"),
+    ("job_history_duration", "str"), ("max_concurrent_provision", "int"),
+    ("clear_topjob_estimates_enable", "bool"), ("power_provisioning", "ro"),
+    ("max_job_sequence_id", "int"), ("job_requeue_timeout", "str"), ("rpp_retry", "int"),
+    ("single_signon_password_enable", "bool"), ("python_restart_max_hooks", "int"),
+    ("python_restart_max_objects", "int"), ("python_restart_min_interval", "str"),
+    ("max_queued", "str"), ("max_run", "str"), ("node_group_enable", "bool"),
+    ("node_group_key", "str"), ("backfill_depth", "int"), ("job_sort_formula", "str"),
+]
+SERVER_KIND = dict(SERVER_ATTRS)
+SERVER_ORDER = [name for name, _ in SERVER_ATTRS]
+RESOURCE_PREFIXES = {"resources_available", "resources_default", "default_chunk", "resources_max",
+                     "resources_assigned", "resources_min"}
+
+SCHED_ATTRS = [
+    ("sched_host", "str"), ("sched_cycle_length", "str"), ("throughput_mode", "bool"),
+    ("job_run_wait", "str"), ("partition", "str"), ("sched_priv", "str"), ("sched_log", "str"),
+    ("scheduling", "bool"), ("scheduler_iteration", "int"), ("state", "str"),
+    ("preempt_queue_prio", "int"), ("preempt_prio", "str"), ("preempt_order", "str"),
+    ("preempt_sort", "str"), ("log_events", "int"), ("server_dyn_res_alarm", "int"),
+    ("comment", "str"), ("do_not_span_psets", "bool"), ("only_explicit_psets", "bool"),
+    ("opt_backfill_fuzzy", "str"), ("pbs_version", "ro"),
+]
+SCHED_KIND = dict(SCHED_ATTRS)
+SCHED_ORDER = [name for name, _ in SCHED_ATTRS]
+JOB_RUN_WAIT_VALUES = ("none", "runjob_hook", "execjob_hook")
+
+QUEUE_ATTRS = [
+    ("queue_type", "str"), ("Priority", "int"), ("total_jobs", "ro"), ("state_count", "ro"),
+    ("max_queued", "str"), ("max_run", "str"), ("acl_user_enable", "bool"), ("acl_users", "list"),
+    ("resources_max", "str"), ("resources_min", "str"), ("resources_default", "str"),
+    ("default_chunk", "str"), ("resources_assigned", "ro"), ("comment", "str"),
+    ("max_running", "int"), ("enabled", "bool"), ("started", "bool"),
+]
+QUEUE_KIND = dict(QUEUE_ATTRS)
+QUEUE_ORDER = [name for name, _ in QUEUE_ATTRS]
+
+NODE_ATTRS = [
+    ("Mom", "str"), ("Port", "int"), ("pbs_version", "ro"), ("ntype", "ro"), ("state", "str"),
+    ("pcpus", "ro"), ("jobs", "ro"), ("resources_available", "str"), ("resources_assigned", "ro"),
+    ("comment", "str"), ("resv_enable", "bool"), ("sharing", "str"), ("queue", "str"),
+    ("license", "ro"), ("last_state_change_time", "ro"), ("last_used_time", "ro"),
+    ("priority", "int"),
+]
+NODE_KIND = dict(NODE_ATTRS)
+NODE_ORDER = [name for name, _ in NODE_ATTRS]
+NODE_ASSIGNED_SHOWN = ("accelerator_memory", "hbmem", "mem", "naccelerators", "ncpus", "vmem")
+NODE_STATES = ("free", "offline", "down", "job-busy", "job-exclusive", "state-unknown")
+
+HOOK_ATTR_NAMES = hookdefs.HOOK_ATTRIBUTE_ORDER
+
+def sort_listed_events(events):
+    """``events`` de-duplicated, in the order qmgr lists them."""
+    return hookdefs.sort_events(events)
+
+
+KINDS = {"server": SERVER_KIND, "sched": SCHED_KIND, "queue": QUEUE_KIND, "node": NODE_KIND}
+ORDERS = {"server": SERVER_ORDER, "sched": SCHED_ORDER, "queue": QUEUE_ORDER, "node": NODE_ORDER}
+
+TRUE_WORDS = ("true", "t", "y", "1")
+FALSE_WORDS = ("false", "f", "n", "0")
+
+
+def attribute_known(objtype, name):
+    """True if ``name`` (``attr`` or ``attr.resource``) is an attribute of ``objtype``
+    (server, sched, queue, node, hook, pbshook)."""
+    if objtype in ("hook", "pbshook"):
+        return name in HOOK_ATTR_NAMES
+    base = name.split(".", 1)[0]
+    kind = KINDS[objtype].get(base)
+    if kind is None:
+        return False
+    if "." in name:
+        return base in RESOURCE_PREFIXES
+    return True
+
+
+def attribute_kind(objtype, name):
+    base = name.split(".", 1)[0]
+    if "." in name:
+        return "res"
+    return KINDS[objtype].get(base, "str")
+
+
+def normalize_value(objtype, name, value):
+    """Check ``value`` for attribute ``name`` of ``objtype`` and return PBS's stored form.
+    Raises PbsError(15014)."""
+    kind = attribute_kind(objtype, name)
+    if kind == "ro":
+        raise PbsError(PBSE_BADATVAL, "Cannot set attribute, read only or insufficient permission")
+    if kind == "bool":
+        word = value.strip().lower()
+        if word in TRUE_WORDS:
+            return "True"
+        if word in FALSE_WORDS:
+            return "False"
+        raise PbsError(PBSE_BADATVAL)
+    if kind == "int":
+        text = value.strip()
+        if not text.lstrip("-").isdigit():
+            raise PbsError(PBSE_BADATVAL)
+        return str(int(text))
+    return value
+
+
+def ordered_items(objtype, attrs):
+    """``attrs`` (dict) as a list of (name, value) in PBS's listing order: definition order,
+    resources of one prefix sorted by name, unknown names last."""
+    order = ORDERS[objtype]
+    position = {name: index for index, name in enumerate(order)}
+
+    def key(item):
+        name = item[0]
+        base, _, resource = name.partition(".")
+        return (position.get(base, len(order)), base, resource)
+
+    return sorted(attrs.items(), key=key)
+
+
+def default_server_attrs(host):
+    return {
+        "server_state": "Active", "server_host": host, "scheduling": "True",
+        "default_queue": "workq", "log_events": "511", "mailer": "/usr/sbin/sendmail",
+        "mail_from": "adm", "query_other_jobs": "True", "resources_default.ncpus": "1",
+        "default_chunk.ncpus": "1", "scheduler_iteration": "600", "resv_enable": "True",
+        "node_fail_requeue": "310", "max_array_size": "10000", "resend_term_delay": "5",
+        "pbs_license_min": "0", "pbs_license_max": "2147483647",
+        "pbs_license_linger_time": "31536000",
+        "license_count": "Avail_Global:1000000 Avail_Local:1000000 Used:0 High_Use:0",
+        "pbs_version": PBS_VERSION, "eligible_time_enable": "False",
+        "max_concurrent_provision": "5", "clear_topjob_estimates_enable": "False",
+        "power_provisioning": "False", "max_job_sequence_id": "9999999",
+    }
+
+
+def default_sched_attrs(host, pbs_home):
+    return {
+        "sched_host": host, "sched_cycle_length": "00:20:00", "throughput_mode": "True",
+        "job_run_wait": "runjob_hook", "partition": "pbs-default",
+        "sched_priv": os.path.join(pbs_home, "sched_priv"),
+        "sched_log": os.path.join(pbs_home, "sched_logs"), "scheduling": "True",
+        "scheduler_iteration": "600", "state": "idle", "preempt_queue_prio": "150",
+        "preempt_prio": "express_queue, normal_jobs", "preempt_order": "SCR",
+        "preempt_sort": "min_time_since_start", "log_events": "767",
+        "server_dyn_res_alarm": "30",
+    }
+
+
+def default_queue_attrs():
+    return {"queue_type": "Execution", "enabled": "True", "started": "True"}
+
+
+# ---------------------------------------------------------------------------
+# hooks
+
+class Hook:
+    """One hook: ``attrs`` holds only explicitly stored values (what ``.HK`` keeps);
+    :meth:`effective` fills in the defaults. ``pristine_hk`` is the shipped ``.HK`` text
+    of a built-in hook nobody changed yet (written back verbatim)."""
+
+    def __init__(self, name, attrs=None, pristine_hk=None):
+        self.name = name
+        self.attrs = dict(attrs or {})
+        self.pristine_hk = pristine_hk
+
+    @property
+    def type(self):
+        return self.attrs.get("type", "site")
+
+    def effective(self):
+        values = hookdefs.effective(self.attrs)
+        values["event"] = ",".join(sort_listed_events(e for e in values.get("event", "").split(",") if e))
+        return values
+
+    def events(self):
+        return [e for e in self.effective()["event"].split(",") if e]
+
+    def hk_text(self):
+        if self.pristine_hk is not None:
+            return self.pristine_hk
+        lines = {"hook_name": self.name}
+        effective = self.effective()
+        for key in ("type", "enabled", "debug", "user", "fail_action", "event", "order", "alarm", "freq"):
+            value = effective.get(key)
+            if value is None:
+                continue
+            if key == "event":
+                value = self.attrs.get("event", "")
+            if hookdefs.SITE_HOOK_DEFAULTS.get(key) == value:
+                continue
+            lines[key] = value
+        return hookdefs.format_hk(lines)
+
+    def listing(self):
+        """(name, value) pairs in ``qmgr list hook`` order; freq only when set."""
+        effective = self.effective()
+        out = []
+        for key in hookdefs.HOOK_ATTRIBUTE_ORDER:
+            if key == "freq" and "freq" not in self.attrs:
+                continue
+            value = effective.get(key, "")
+            if key == "event" and value == "":
+                value = '""'
+            out.append((key, value))
+        return out
+
+
+# ---------------------------------------------------------------------------
+# the state
+
+class State:
+    """All server state plus its persistence. Callers hold :attr:`lock` while mutating."""
+
+    STATE_FILE = "mockpbs_state.json"
+
+    def __init__(self, pbs_home, host):
+        self.pbs_home = pbs_home
+        self.host = host
+        self.lock = threading.RLock()
+        self.server = default_server_attrs(host)
+        self.sched = default_sched_attrs(host, pbs_home)
+        self.queues = {"workq": default_queue_attrs()}
+        self.nodes = {}          # name -> attrs dict (insertion order = creation order)
+        self.jobs = {}           # id -> job dict (PROTOCOL.md shape plus private "_" keys)
+        self.next_seq = 0
+        self.hooks = {}          # name -> Hook
+        self.pending_delete = set()
+
+    # paths -----------------------------------------------------------------
+    @property
+    def priv(self):
+        return os.path.join(self.pbs_home, "server_priv")
+
+    @property
+    def hooks_dir(self):
+        return os.path.join(self.priv, "hooks")
+
+    def hook_path(self, name, ext):
+        return os.path.join(self.hooks_dir, "%s.%s" % (name, ext))
+
+    # persistence -----------------------------------------------------------
+    def load_or_init(self):
+        """Read saved state, or create a fresh server (shipped hooks written to disk)."""
+        os.makedirs(self.hooks_dir, exist_ok=True)
+        path = os.path.join(self.priv, self.STATE_FILE)
+        if os.path.exists(path):
+            with open(path) as handle:
+                data = json.load(handle)
+            self.server = data["server"]
+            self.server["server_host"] = self.host
+            self.sched = data["sched"]
+            self.queues = data["queues"]
+            self.nodes = data["nodes"]
+            self.jobs = data["jobs"]
+            self.next_seq = data["next_seq"]
+            for name, entry in data["hooks"].items():
+                self.hooks[name] = Hook(name, entry["attrs"], entry.get("pristine_hk"))
+            return False
+        for name, files in shipped_hooks.SHIPPED.items():
+            hook = Hook(name, hookdefs.parse_hk(files["HK"]), pristine_hk=files["HK"])
+            self.hooks[name] = hook
+            for ext in ("HK", "PY", "CF"):
+                if ext in files:
+                    self.write_hook_file(name, ext, files[ext])
+        self.save()
+        return True
+
+    def save(self):
+        data = {
+            "server": self.server, "sched": self.sched, "queues": self.queues,
+            "nodes": self.nodes, "jobs": self.jobs, "next_seq": self.next_seq,
+            "hooks": {n: {"attrs": h.attrs, "pristine_hk": h.pristine_hk} for n, h in self.hooks.items()},
+        }
+        os.makedirs(self.priv, exist_ok=True)
+        path = os.path.join(self.priv, self.STATE_FILE)
+        tmp = path + ".new"
+        with open(tmp, "w") as handle:
+            json.dump(data, handle, indent=1)
+        os.replace(tmp, path)
+
+    # hook files --------------------------------------------------------------
+    def write_hook_file(self, name, ext, text):
+        path = self.hook_path(name, ext)
+        with open(path, "w") as handle:
+            handle.write(text)
+        os.chmod(path, 0o644)
+
+    def read_hook_file(self, name, ext):
+        try:
+            with open(self.hook_path(name, ext)) as handle:
+                return handle.read()
+        except FileNotFoundError:
+            return None
+
+    def remove_hook_file(self, name, ext):
+        try:
+            os.unlink(self.hook_path(name, ext))
+        except FileNotFoundError:
+            pass
+
+    def save_hook(self, hook):
+        self.write_hook_file(hook.name, "HK", hook.hk_text())
+        self.save()
+
+    def hook_files(self, name):
+        """``{"HK": text, "PY": text, "CF": text}`` of the files that exist."""
+        files = {}
+        for ext in ("HK", "PY", "CF"):
+            text = self.read_hook_file(name, ext)
+            if text is not None:
+                files[ext] = text
+        return files

@@ -1,0 +1,1351 @@
+"""Wire operation handlers of the mock server (client operations and the mom operations
+of PROTOCOL.md).
+
+:class:`ServerCore` owns a :class:`mockpbs.server.models.State` and answers
+``dispatch(message, peer) -> reply``. Client operations (private to mockpbs.cli):
+
+- ``qmgr``: a parsed qmgr directive (see ``qmgr_lang.Command.to_message``); import
+  content travels base64-encoded in ``content_b64``.
+- ``stat_server``, ``stat_jobs`` (``ids``, ``history``), ``stat_nodes`` (``names``),
+  ``submit``, ``alter``, ``delete``, ``hold``, ``release``, ``node_mark``.
+
+Every client message carries ``user`` (the caller's user name) and ``host``. Managers
+are ``root`` and the entries of the server's ``managers`` attribute.
+"""
+import base64
+import binascii
+import copy
+import fnmatch
+import socket
+import threading
+import time
+
+from mockpbs import hookdefs, pbslog, selectspec, wire
+from mockpbs.server import accounting, models, scheduler
+from mockpbs.server.models import PbsError
+
+HOOK_PREFIX_MESSAGE = "hook_name '%s', cannot use PBS as a prefix it is reserved for pbs hooks"
+FAIL_ACTION_EVENTS = {"execjob_begin", "exechost_startup", "execjob_prologue"}
+PERIODIC_EVENTS = {"periodic", "exechost_periodic"}
+FAIL_ACTION_MESSAGE = ('fail_action value of a hook must be "none" or one or more of '
+                       '"offline_vnodes","clear_vnodes_upon_recovery", "scheduler_restart_cycle"')
+BOOL_MESSAGE = "unexpected value '%s', must be (not case sensitive) true|t|y|1|false|f|n|0"
+TOLERATE_VALUES = ("all", "job_start", "none")
+PBS_HOOK_ORDER_RANGE = (-1000, 2000)
+SITE_HOOK_ORDER_RANGE = (1, 1000)
+RUN_JOB_TIMEOUT = 10.0
+REQUEUE_EXIT_STATUS = -16   # what PBS wrote in the R record of a hook-requested rerun (transcript g)
+
+
+def _hook_error(text):
+    return PbsError(models.PBSE_HOOKERROR, text, hook_error=True)
+
+
+def _now():
+    return int(time.time())
+
+
+def _sum_kb(values):
+    return "%dkb" % sum(values)
+
+
+class ServerCore:
+    """State plus request handling; threads and sockets live in ``daemon.ServerDaemon``."""
+
+    def __init__(self, pbs_home, host, mom_port=wire.MOM_PORT, push_hooks=True):
+        self.state = models.State(pbs_home, host)
+        self.host = host
+        self.mom_port = mom_port
+        self.push_hooks = push_hooks
+        self.log = pbslog.DaemonLog("%s/server_logs" % pbs_home, "Server@%s" % host)
+        self.sched_log = pbslog.DaemonLog("%s/sched_logs" % pbs_home, "pbs_sched")
+        self.acct = pbslog.AccountingLog("%s/server_priv/accounting" % pbs_home)
+        self.wake_scheduler = lambda: None
+        self._handlers = {
+            "qmgr": self.op_qmgr, "stat_server": self.op_stat_server, "stat_jobs": self.op_stat_jobs,
+            "stat_nodes": self.op_stat_nodes, "submit": self.op_submit, "alter": self.op_alter,
+            "delete": self.op_delete, "hold": self.op_hold, "release": self.op_release,
+            "node_mark": self.op_node_mark,
+            "mom_hello": self.op_mom_hello, "mom_job_started": self.op_mom_job_started,
+            "mom_job_update": self.op_mom_job_update, "mom_node_update": self.op_mom_node_update,
+            "mom_job_obit": self.op_mom_job_obit, "mom_job_requeue": self.op_mom_job_requeue,
+        }
+
+    @property
+    def lock(self):
+        return self.state.lock
+
+    def load(self):
+        fresh = self.state.load_or_init()
+        with self.lock:
+            for node in self.state.nodes.values():
+                self._refresh_node_state(node)
+        return fresh
+
+    # ------------------------------------------------------------------
+    def dispatch(self, message, peer=None):
+        handler = self._handlers.get(message.get("op"))
+        if handler is None:
+            return {"ok": False, "code": models.PBSE_IVALREQ, "error": "Invalid request"}
+        try:
+            reply = handler(message)
+        except PbsError as exc:
+            return {"ok": False, "code": exc.code, "error": exc.text, "hook_error": exc.hook_error}
+        reply = reply or {}
+        reply.setdefault("ok", True)
+        return reply
+
+    def is_manager(self, message):
+        user = message.get("user", "")
+        if user == "root":
+            return True
+        who = "%s@%s" % (user, message.get("host", ""))
+        managers = [m for m in self.state.server.get("managers", "").split(",") if m]
+        return any(fnmatch.fnmatchcase(who, pattern) for pattern in managers)
+
+    def requestor(self, message):
+        return "%s@%s" % (message.get("user", ""), message.get("host", ""))
+
+    # ==================================================================
+    # qmgr
+
+    def op_qmgr(self, message):
+        command = message["command"]
+        objtype = message["object"]
+        if command in ("create", "delete", "set", "unset", "import") and not self.is_manager(message):
+            raise PbsError(models.PBSE_PERM)
+        with self.lock:
+            if objtype in ("hook", "pbshook"):
+                reply = self._qmgr_hook(message, command, objtype)
+            else:
+                handler = getattr(self, "_qmgr_" + objtype)
+                reply = handler(message, command)
+            if command not in ("list", "print", "export"):
+                self.state.save()
+        if command not in ("list", "print", "export"):
+            self.wake_scheduler()
+        return reply
+
+    @staticmethod
+    def _requested(message):
+        return [a[0] for a in message.get("attrs") or []]
+
+    @staticmethod
+    def _filter(items, requested):
+        """Only the requested attributes, in reverse request order (as qmgr shows them)."""
+        if not requested:
+            return items
+        values = dict(items)
+        out = []
+        for name in reversed(requested):
+            if name in values:
+                out.append((name, values[name]))
+            else:
+                out.extend((k, v) for k, v in items if k.startswith(name + "."))
+        return out
+
+    def _apply_attr(self, objtype, attrs, name, op, value):
+        if op == "=":
+            attrs[name] = models.normalize_value(objtype, name, value)
+            return
+        current = [v for v in attrs.get(name, "").split(",") if v]
+        items = [v for v in value.split(",") if v]
+        if op == "+=":
+            if models.attribute_kind(objtype, name) in ("int",) or "." in name:
+                base = attrs.get(name, "0")
+                attrs[name] = str(int(base) + int(models.normalize_value(objtype, name, value)))
+                return
+            current += [v for v in items if v not in current]
+        else:
+            current = [v for v in current if v not in items]
+        if current:
+            attrs[name] = ",".join(current)
+        else:
+            attrs.pop(name, None)
+
+    # server -----------------------------------------------------------
+    def _server_listing(self):
+        state = self.state
+        attrs = dict(state.server)
+        counts = {"Transit": 0, "Queued": 0, "Held": 0, "Waiting": 0, "Running": 0, "Exiting": 0, "Begun": 0}
+        names = {"Q": "Queued", "H": "Held", "W": "Waiting", "R": "Running", "E": "Exiting", "T": "Transit"}
+        ncpus = nodect = 0
+        live = [j for j in state.jobs.values() if j.get("job_state") != "F"]
+        for job in live:
+            key = names.get(job.get("job_state"))
+            if key:
+                counts[key] += 1
+            if job.get("job_state") == "R":
+                ncpus += int(job["Resource_List"].get("ncpus", "0"))
+                nodect += int(job["Resource_List"].get("nodect", "0"))
+        attrs["total_jobs"] = str(len(live))
+        attrs["state_count"] = "".join("%s:%d " % kv for kv in counts.items())
+        attrs["resources_assigned.ncpus"] = str(ncpus)
+        attrs["resources_assigned.nodect"] = str(nodect)
+        attrs["server_host"] = self.host
+        return models.ordered_items("server", attrs)
+
+    def _qmgr_server(self, message, command):
+        state = self.state
+        if command == "list":
+            items = self._filter(self._server_listing(), self._requested(message))
+            return {"objects": [{"label": "Server", "name": self.host, "items": items}]}
+        if command == "print":
+            queues = [(name, self._queue_print_items(attrs)) for name, attrs in state.queues.items()]
+            server_items = [(k, v) for k, v in models.ordered_items("server", state.server)
+                            if models.attribute_kind("server", k) != "ro"
+                            and not k.startswith("resources_assigned")]
+            server_items = self._filter(server_items, self._requested(message))
+            return {"queues": queues, "server": server_items}
+        if command == "set":
+            for name, op, value in message["attrs"]:
+                self._apply_attr("server", state.server, name, op, value)
+            self.log.svr(pbslog.PBSEVENT_ADMIN, "Server@%s" % self.host,
+                         "svr_set at request of %s" % self.requestor(message))
+            return {}
+        if command == "unset":
+            defaults = models.default_server_attrs(self.host)
+            for name, _, _ in message["attrs"]:
+                if models.attribute_kind("server", name) == "ro":
+                    raise PbsError(models.PBSE_BADATVAL)
+                if name in defaults:
+                    state.server[name] = defaults[name]
+                else:
+                    state.server.pop(name, None)
+            return {}
+        raise PbsError(models.PBSE_IVALREQ)
+
+    # sched ------------------------------------------------------------
+    def _qmgr_sched(self, message, command):
+        state = self.state
+        name = message.get("name") or "default"
+        if name != "default":
+            if command == "create":
+                raise PbsError(models.PBSE_IVALREQ)
+            raise PbsError(15214, "Unknown Scheduler")
+        if command == "list":
+            items = self._filter(models.ordered_items("sched", state.sched), self._requested(message))
+            return {"objects": [{"label": "Sched", "name": "default", "items": items}]}
+        if command == "print":
+            return {"sched": models.ordered_items("sched", state.sched)}
+        if command == "set":
+            for attr, op, value in message["attrs"]:
+                if attr == "job_run_wait":
+                    if value not in models.JOB_RUN_WAIT_VALUES:
+                        raise PbsError(models.PBSE_BADATVAL)
+                    state.sched["job_run_wait"] = value
+                    if value == "none":
+                        state.sched.pop("throughput_mode", None)
+                    else:
+                        state.sched["throughput_mode"] = "True" if value == "runjob_hook" else "False"
+                elif attr == "throughput_mode":
+                    flag = models.normalize_value("sched", attr, value)
+                    state.sched["throughput_mode"] = flag
+                    state.sched["job_run_wait"] = "runjob_hook" if flag == "True" else "execjob_hook"
+                else:
+                    self._apply_attr("sched", state.sched, attr, op, value)
+            return {}
+        if command == "unset":
+            defaults = models.default_sched_attrs(self.host, state.pbs_home)
+            for attr, _, _ in message["attrs"]:
+                if attr in ("job_run_wait", "throughput_mode"):
+                    state.sched["job_run_wait"] = defaults["job_run_wait"]
+                    state.sched["throughput_mode"] = defaults["throughput_mode"]
+                elif attr in defaults:
+                    state.sched[attr] = defaults[attr]
+                else:
+                    state.sched.pop(attr, None)
+            return {}
+        raise PbsError(models.PBSE_IVALREQ)
+
+    # queue ------------------------------------------------------------
+    def _queue_listing(self, name, attrs):
+        values = dict(attrs)
+        jobs = [j for j in self.state.jobs.values() if j.get("queue") == name and j.get("job_state") != "F"]
+        counts = {"Transit": 0, "Queued": 0, "Held": 0, "Waiting": 0, "Running": 0, "Exiting": 0, "Begun": 0}
+        names = {"Q": "Queued", "H": "Held", "W": "Waiting", "R": "Running", "E": "Exiting"}
+        for job in jobs:
+            if job.get("job_state") in names:
+                counts[names[job["job_state"]]] += 1
+        values["total_jobs"] = str(len(jobs))
+        values["state_count"] = "".join("%s:%d " % kv for kv in counts.items())
+        return models.ordered_items("queue", values)
+
+    def _queue_print_items(self, attrs):
+        return [(k, v) for k, v in models.ordered_items("queue", attrs)
+                if models.attribute_kind("queue", k) != "ro"]
+
+    def _qmgr_queue(self, message, command):
+        state = self.state
+        name = message.get("name")
+        if command == "create":
+            if name in state.queues:
+                raise PbsError(models.PBSE_QUEEXIST)
+            attrs = {}
+            for attr, op, value in message["attrs"]:
+                self._apply_attr("queue", attrs, attr, op, value)
+            state.queues[name] = attrs
+            return {}
+        names = [name] if name else list(state.queues)
+        for each in names:
+            if each not in state.queues:
+                raise PbsError(models.PBSE_UNKQUE)
+        if command == "list":
+            return {"objects": [{"label": "Queue", "name": n,
+                                 "items": self._filter(self._queue_listing(n, state.queues[n]),
+                                                       self._requested(message))} for n in names]}
+        if command == "print":
+            return {"queues": [(n, self._queue_print_items(state.queues[n])) for n in names]}
+        if command == "delete":
+            if any(j.get("queue") == name for j in state.jobs.values() if j.get("job_state") != "F"):
+                raise PbsError(15052, "Queue is not empty")
+            del state.queues[name]
+            return {}
+        for each in names:
+            attrs = state.queues[each]
+            for attr, op, value in message["attrs"]:
+                if command == "set":
+                    self._apply_attr("queue", attrs, attr, op, value)
+                else:
+                    attrs.pop(attr, None)
+        return {}
+
+    # node -------------------------------------------------------------
+    def _new_node(self, name):
+        return {
+            "Mom": name, "Port": str(self.mom_port), "pbs_version": "unavailable", "ntype": "PBS",
+            "state": "down", "resources_available.host": name, "resources_available.vnode": name,
+            "resv_enable": "True", "sharing": "default_shared",
+            "last_state_change_time": str(_now()), "_down": True, "_offline": False,
+        }
+
+    def _refresh_node_state(self, node):
+        flags = []
+        if node.get("_down"):
+            flags.append("down")
+        if node.get("_offline"):
+            flags.append("offline")
+        if not flags:
+            free = scheduler.vnode_free(node)
+            jobs = node.get("jobs")
+            flags.append("job-busy" if jobs and free.get("ncpus", 1) <= 0 else "free")
+        text = ",".join(flags)
+        if node.get("state") != text:
+            node["state"] = text
+            node["last_state_change_time"] = str(_now())
+
+    def node_listing(self, node):
+        values = {k: v for k, v in node.items() if not k.startswith("_")}
+        if "resources_available.ncpus" in values:
+            values["pcpus"] = values["resources_available.ncpus"]
+        for res in models.NODE_ASSIGNED_SHOWN:
+            key = "resources_assigned." + res
+            if key not in values:
+                values[key] = "0kb" if res in ("accelerator_memory", "hbmem", "mem", "vmem") else "0"
+        if not node.get("_down"):
+            values["license"] = "l"
+        return models.ordered_items("node", values)
+
+    def _qmgr_node(self, message, command):
+        state = self.state
+        name = message.get("name")
+        if command == "create":
+            if name in state.nodes:
+                raise PbsError(models.PBSE_NODEEXIST)
+            node = self._new_node(name)
+            for attr, op, value in message["attrs"]:
+                self._set_node_attr(node, attr, op, value)
+            state.nodes[name] = node
+            self._refresh_node_state(node)
+            self.log.record(pbslog.PBSEVENT_ADMIN, pbslog.OBJ_NODE, name,
+                            "node created at request of %s" % self.requestor(message))
+            threading.Thread(target=self.ping_node, args=(name,), daemon=True).start()
+            return {}
+        names = [name] if name else list(state.nodes)
+        for each in names:
+            if each not in state.nodes:
+                raise PbsError(models.PBSE_UNKNODE)
+        if command == "list":
+            return {"objects": [{"label": "Node", "name": n,
+                                 "items": self._filter(self.node_listing(state.nodes[n]),
+                                                       self._requested(message))} for n in names]}
+        if command == "print":
+            out = []
+            for n in names:
+                node = state.nodes[n]
+                suffix = ""
+                if node.get("Mom") != n:
+                    suffix += " Mom=%s" % node["Mom"]
+                if node.get("Port") != str(self.mom_port):
+                    suffix += " Port=%s" % node["Port"]
+                items = [(k, v) for k, v in self.node_listing(node)
+                         if (k == "state" and not node.get("_down")) or k.startswith("resources_available.")
+                         or k in ("resv_enable", "comment", "queue", "priority")]
+                out.append((n, suffix, items))
+            return {"nodes": out}
+        if command == "delete":
+            if state.nodes[name].get("jobs"):
+                raise PbsError(15118, "Cannot delete busy object")
+            del state.nodes[name]
+            return {}
+        for each in names:
+            node = state.nodes[each]
+            for attr, op, value in message["attrs"]:
+                if command == "set":
+                    self._set_node_attr(node, attr, op, value)
+                elif attr == "state":
+                    node["_offline"] = False
+                else:
+                    node.pop(attr, None)
+            self._refresh_node_state(node)
+        return {}
+
+    def _set_node_attr(self, node, attr, op, value):
+        if attr == "state":
+            words = [w for w in value.split(",") if w]
+            if any(w not in models.NODE_STATES for w in words):
+                raise PbsError(models.PBSE_BADATVAL)
+            if op == "-=":
+                if "offline" in words:
+                    node["_offline"] = False
+            elif op == "+=":
+                if "offline" in words:
+                    node["_offline"] = True
+            else:
+                node["_offline"] = "offline" in words
+            return
+        if models.attribute_kind("node", attr) == "ro":
+            raise PbsError(models.PBSE_BADATVAL, "Cannot set attribute, read only or insufficient permission")
+        self._apply_attr("node", node, attr, op, value)
+
+    # hooks ------------------------------------------------------------
+    def _find_hook(self, name, objtype, missing_text="%s does not exist!"):
+        hook = self.state.hooks.get(name)
+        if hook is None:
+            if name in self.state.pending_delete:
+                raise _hook_error("%s is pending delete!" % name)
+            raise _hook_error(missing_text % name)
+        return hook
+
+    def _qmgr_hook(self, message, command, objtype):
+        state = self.state
+        name = message.get("name")
+        who = self.requestor(message)
+        want_type = "pbs" if objtype == "pbshook" else "site"
+        if command == "create":
+            if objtype == "pbshook":
+                raise PbsError(models.PBSE_IVALREQ)
+            if name.startswith("PBS"):
+                raise _hook_error(HOOK_PREFIX_MESSAGE % name)
+            if name in state.hooks:
+                raise _hook_error("hook name '%s' already registered, try another name" % name)
+            hook = models.Hook(name)
+            for attr, op, value in message["attrs"]:
+                self._set_hook_attr(hook, attr, op, value)
+            state.hooks[name] = hook
+            state.pending_delete.discard(name)
+            state.save_hook(hook)
+            self.log.hook(pbslog.PBSEVENT_ADMIN, name, "created at request of %s" % who)
+            self._push_hook(name)
+            return {}
+        if command == "delete":
+            if objtype == "pbshook":
+                raise PbsError(models.PBSE_IVALREQ)
+            hook = self._find_hook(name, objtype)
+            if hook.type != "site":
+                raise _hook_error("%s not of 'site' type" % name)
+            del state.hooks[name]
+            state.pending_delete.add(name)
+            for ext in ("HK", "PY", "CF"):
+                state.remove_hook_file(name, ext)
+            self.log.hook(pbslog.PBSEVENT_ADMIN, name, "deleted at request of %s" % who)
+            self._push_hook_delete(name)
+            return {}
+        if command in ("list", "print"):
+            if name:
+                hook = state.hooks.get(name)
+                if hook is None:
+                    raise PbsError(models.PBSE_HOOKERROR, "hook not found", hook_error=True)
+                hooks = [hook] if hook.type == want_type else []
+                if not hooks:
+                    return {"objects": [], "empty_rc": 1}
+            else:
+                hooks = [h for h in state.hooks.values() if h.type == want_type]
+            if command == "print" and objtype == "pbshook":
+                return {"objects": [], "empty_rc": 1}
+            requested = self._requested(message)
+            objects = []
+            for hook in hooks:
+                entry = {"label": "Hook", "name": hook.name, "items": self._filter(hook.listing(), requested)}
+                if command == "print":
+                    for ext in ("PY", "CF"):
+                        text = state.read_hook_file(hook.name, ext)
+                        entry[ext + "_b64"] = base64.b64encode(text.encode()).decode() if text else ""
+                objects.append(entry)
+            return {"objects": objects}
+        hook = self._find_hook(name, objtype)
+        if command in ("set", "unset"):
+            if objtype == "hook" and hook.type == "pbs":
+                raise _hook_error("cannot set attributes of a 'pbs' hook")
+            if objtype == "pbshook" and hook.type != "pbs":
+                raise _hook_error("%s not of 'pbs' type" % name)
+            warnings = []
+            for attr, op, value in message["attrs"]:
+                if command == "set":
+                    self._set_hook_attr(hook, attr, op, value)
+                    if hook.type == "pbs" and attr == "enabled" and hook.attrs["enabled"] == "false":
+                        warnings.append("WARNING: Disabling a PBS hook results in an unsupported configuration!")
+                else:
+                    self._unset_hook_attr(hook, attr)
+            hook.pristine_hk = None
+            state.save_hook(hook)
+            self.log.hook(pbslog.PBSEVENT_ADMIN, name, "mgr_hook_set at request of %s" % who)
+            self._push_hook(name, only=("HK",))
+            return {"stderr": warnings}
+        if command in ("import", "export"):
+            content_type = message.get("content_type")
+            encoding = message.get("encoding")
+            if objtype == "hook" and hook.type != "site":
+                raise _hook_error("%s not of 'site' type" % name)
+            if objtype == "pbshook" and content_type != "application/x-config":
+                raise _hook_error("<content-type> must be application/x-config")
+            if content_type not in ("application/x-python", "application/x-config"):
+                raise _hook_error("<content-type> must be application/x-python or application/x-config")
+            if encoding not in ("default", "base64"):
+                raise _hook_error("<content-encoding> must be default or base64")
+            ext = "PY" if content_type == "application/x-python" else "CF"
+            if command == "export":
+                text = state.read_hook_file(name, ext) or ""
+                return {"content_b64": base64.b64encode(text.encode()).decode()}
+            raw = base64.b64decode(message.get("content_b64") or "")
+            existed = state.read_hook_file(name, ext) is not None
+            if encoding == "base64":
+                try:
+                    raw = base64.b64decode(raw)
+                except (binascii.Error, ValueError) as exc:
+                    if ext == "CF":
+                        state.remove_hook_file(name, ext)
+                    raise _hook_error(str(exc))
+            state.write_hook_file(name, ext, raw.decode(errors="replace"))
+            self.log.hook(pbslog.PBSEVENT_ADMIN, name, "mgr_hook_import at request of %s" % who)
+            self._push_hook(name, only=("HK", ext))
+            return {"stderr": ["hook '%s' contents overwritten" % name] if existed else []}
+        raise PbsError(models.PBSE_IVALREQ)
+
+    def _set_hook_attr(self, hook, attr, op, value):
+        attrs = hook.attrs
+        if attr == "type":
+            if value.lower() == "pbs" and hook.type != "pbs":
+                raise _hook_error("not allowed to set hook to 'pbs' type")
+            if value.lower() != hook.type:
+                raise _hook_error("not allowed to set hook to '%s' type" % value)
+            return
+        if attr in ("enabled", "debug"):
+            word = value.lower()
+            if word in models.TRUE_WORDS:
+                attrs[attr] = "true"
+            elif word in models.FALSE_WORDS:
+                attrs[attr] = "false"
+            else:
+                raise _hook_error(BOOL_MESSAGE % value)
+            return
+        if attr == "alarm":
+            if not value.isdigit() or int(value) <= 0:
+                raise _hook_error("set_hook_alarm: alarm value '%s' of a hook must be > 0" % value)
+            attrs["alarm"] = str(int(value))
+            return
+        if attr == "order":
+            low, high = PBS_HOOK_ORDER_RANGE if hook.type == "pbs" else SITE_HOOK_ORDER_RANGE
+            try:
+                number = int(value)
+            except ValueError:
+                number = None
+            if number is None or not low <= number <= high:
+                raise _hook_error("order given (%s) is outside the acceptable range of [%d, %d] for type '%s'."
+                                  % (value, low, high, hook.type))
+            attrs["order"] = str(number)
+            return
+        if attr == "user":
+            if value not in hookdefs.HOOK_USERS:
+                raise _hook_error("user value of a hook must be %s" % ",".join(hookdefs.HOOK_USERS))
+            attrs["user"] = value
+            return
+        if attr == "freq":
+            if not PERIODIC_EVENTS & set(hook.events()):
+                raise _hook_error("set_hook_freq: Can't set hook freq value: hook event must contain "
+                                  "at least'exechost_periodic' or 'periodic'")
+            if not value.isdigit() or int(value) <= 0:
+                raise _hook_error("set_hook_freq: freq value '%s' of a hook must be > 0" % value)
+            attrs["freq"] = str(int(value))
+            return
+        if attr == "fail_action":
+            words = [w for w in value.split(",") if w]
+            current = [w for w in hook.effective()["fail_action"].split(",") if w and w != "none"]
+            valid = set(hookdefs.FAIL_ACTIONS) - {"none"}
+            if op == "=" and words == ["none"]:
+                attrs.pop("fail_action", None)
+                return
+            if not words or any(w not in valid for w in words):
+                raise _hook_error(FAIL_ACTION_MESSAGE)
+            if op == "+=":
+                words = current + [w for w in words if w not in current]
+            elif op == "-=":
+                words = [w for w in current if w not in words]
+            if words:
+                attrs["fail_action"] = ",".join(w for w in hookdefs.FAIL_ACTIONS if w in words)
+            else:
+                attrs.pop("fail_action", None)
+            return
+        if attr == "event":
+            self._set_hook_events(hook, op, value)
+            return
+        raise _hook_error("unknown hook attribute %s" % attr)
+
+    def _set_hook_events(self, hook, op, value):
+        words = [w.strip() for w in value.split(",") if w.strip()]
+        for word in words:
+            if word not in hookdefs.EVENTS:
+                raise _hook_error(hookdefs.BAD_EVENT_MESSAGE % value)
+        current = hook.events()
+        if op == "+=":
+            new = current + words
+        elif op == "-=":
+            new = [e for e in current if e not in words]
+        else:
+            new = words
+        new = set(new)
+        attrs = hook.attrs
+        # Side effects of mgr_hook_set on event (README "Setting event can silently reset").
+        if not new & hookdefs.MOM_EVENTS:
+            attrs.pop("user", None)
+        if not new & FAIL_ACTION_EVENTS:
+            attrs.pop("fail_action", None)
+        if op == "-=" and "execjob_begin" in words and "fail_action" in attrs:
+            kept = [w for w in attrs["fail_action"].split(",") if w != "scheduler_restart_cycle"]
+            if kept:
+                attrs["fail_action"] = ",".join(kept)
+            else:
+                attrs.pop("fail_action", None)
+        if not new & PERIODIC_EVENTS:
+            attrs.pop("freq", None)
+        events = ",".join(models.sort_listed_events(new))
+        if events:
+            attrs["event"] = events
+        else:
+            attrs.pop("event", None)
+
+    def _unset_hook_attr(self, hook, attr):
+        if attr == "type":
+            return
+        hook.attrs.pop(attr, None)
+
+    # hook pushes --------------------------------------------------------
+    def mom_addresses(self):
+        with self.lock:
+            return [(n.get("Mom", name), int(n.get("Port", self.mom_port))) for name, n in self.state.nodes.items()]
+
+    def _push_hook(self, name, only=None, targets=None):
+        if not self.push_hooks:
+            return
+        files = self.state.hook_files(name)
+        if only:
+            files = {k: v for k, v in files.items() if k in only}
+        targets = targets if targets is not None else self.mom_addresses()
+
+        def run():
+            for host, port in targets:
+                try:
+                    reply = wire.request(host, port, {"op": "hook_copy", "name": name, "files": files}, timeout=10)
+                except wire.WireError as exc:
+                    self.log.record(pbslog.PBSEVENT_DEBUG, pbslog.OBJ_REQ, "Server@%s" % self.host,
+                                    "failed to send hook file %s to %s:%d (%s)" % (name, host, port, exc))
+                    continue
+                if reply.get("ok"):
+                    for ext in files:
+                        self.log.record(pbslog.PBSEVENT_DEBUG, pbslog.OBJ_REQ, "Server@%s" % self.host,
+                                        "successfully sent hook file %s to %s:%d"
+                                        % (self.state.hook_path(name, ext), host, port))
+
+        threading.Thread(target=run, name="hook-push-%s" % name, daemon=True).start()
+
+    def _push_hook_delete(self, name):
+        if not self.push_hooks:
+            return
+        targets = self.mom_addresses()
+
+        def run():
+            for host, port in targets:
+                try:
+                    wire.request(host, port, {"op": "hook_delete", "name": name}, timeout=10)
+                except wire.WireError:
+                    continue
+
+        threading.Thread(target=run, name="hook-delete-%s" % name, daemon=True).start()
+
+    def push_all_hooks(self, host, port):
+        with self.lock:
+            names = list(self.state.hooks)
+        for name in names:
+            self._push_hook(name, targets=[(host, port)])
+
+    # ==================================================================
+    # nodes: pings and pbsnodes
+
+    def ping_node(self, name):
+        """Ping one mom: connection refused (or unreachable) -> down; a mom that accepts but
+        never answers keeps its state; an answer -> up (resources taken from the reply)."""
+        with self.lock:
+            node = self.state.nodes.get(name)
+            if node is None:
+                return
+            host, port = node.get("Mom", name), int(node.get("Port", self.mom_port))
+        try:
+            reply = wire.request(host, port, {"op": "ping"}, timeout=3)
+        except wire.WireError as exc:
+            if isinstance(exc.__cause__, (socket.timeout, TimeoutError)):
+                return
+            with self.lock:
+                node = self.state.nodes.get(name)
+                if node is not None and not node.get("_down"):
+                    node["_down"] = True
+                    self._refresh_node_state(node)
+                    self.log.record(pbslog.PBSEVENT_SYSTEM, pbslog.OBJ_NODE, name, "node down: communication closed")
+                    self.state.save()
+            return
+        with self.lock:
+            node = self.state.nodes.get(name)
+            if node is None:
+                return
+            self._mark_up(node, reply.get("resources_available"))
+            self.state.save()
+        self.wake_scheduler()
+
+    def _mark_up(self, node, resources):
+        for key, value in (resources or {}).items():
+            node["resources_available." + key] = str(value)
+        node["pbs_version"] = node.get("pbs_version") if node.get("pbs_version") != "unavailable" else "23.06.06"
+        node["_down"] = False
+        self._refresh_node_state(node)
+
+    def ping_all(self):
+        with self.lock:
+            names = list(self.state.nodes)
+        for name in names:
+            self.ping_node(name)
+
+    def op_stat_nodes(self, message):
+        with self.lock:
+            names = message.get("names") or list(self.state.nodes)
+            out = []
+            for name in names:
+                node = self.state.nodes.get(name)
+                if node is None:
+                    raise PbsError(models.PBSE_UNKNODE, "Unknown node %s" % name)
+                out.append({"name": name, "items": self.node_listing(node)})
+            return {"nodes": out}
+
+    def op_node_mark(self, message):
+        if not self.is_manager(message):
+            raise PbsError(models.PBSE_PERM)
+        with self.lock:
+            for name in message["names"]:
+                node = self.state.nodes.get(name)
+                if node is None:
+                    raise PbsError(models.PBSE_UNKNODE, "Unknown node %s" % name)
+                action = message["action"]
+                if action == "offline":
+                    node["_offline"] = True
+                elif action == "clear":
+                    node["_offline"] = False
+                if message.get("comment") is not None:
+                    if message["comment"]:
+                        node["comment"] = message["comment"]
+                    else:
+                        node.pop("comment", None)
+                self._refresh_node_state(node)
+            self.state.save()
+        self.wake_scheduler()
+        return {}
+
+    # ==================================================================
+    # jobs: submit, stat, alter, delete, hold, release
+
+    def public_job(self, job):
+        return {k: copy.deepcopy(v) for k, v in job.items() if not k.startswith("_")}
+
+    def op_stat_server(self, message):
+        with self.lock:
+            return {"name": self.host, "items": self._server_listing()}
+
+    def op_stat_jobs(self, message):
+        with self.lock:
+            history = message.get("history")
+            ids = message.get("ids")
+            out = []
+            if ids:
+                for jobid in ids:
+                    job = self._lookup_job(jobid)
+                    if job is None:
+                        raise PbsError(models.PBSE_UNKJOBID, "Unknown Job Id %s" % jobid)
+                    if job.get("job_state") == "F" and not history:
+                        raise PbsError(models.PBSE_HISTJOBID,
+                                       "%s Job has finished, use -x or -H to obtain historical job information"
+                                       % job["id"])
+                    out.append(self.public_job(job))
+            else:
+                for job in self.state.jobs.values():
+                    if job.get("job_state") == "F" and not history:
+                        continue
+                    out.append(self.public_job(job))
+            return {"jobs": out, "history_enabled": self.state.server.get("job_history_enable") == "True"}
+
+    def _lookup_job(self, jobid):
+        jobs = self.state.jobs
+        if jobid in jobs:
+            return jobs[jobid]
+        seq = jobid.split(".", 1)[0]
+        for job in jobs.values():
+            if job["id"].split(".", 1)[0] == seq:
+                return job
+        return None
+
+    def _job_for_owner(self, message, jobid):
+        job = self._lookup_job(jobid)
+        if job is None or job.get("job_state") == "F":
+            raise PbsError(models.PBSE_UNKJOBID, "Unknown Job Id %s" % jobid)
+        if job.get("euser") != message.get("user") and not self.is_manager(message):
+            raise PbsError(models.PBSE_PERM)
+        return job
+
+    def _sorted_hooks(self, event):
+        hooks = []
+        for hook in self.state.hooks.values():
+            values = hook.effective()
+            if values.get("enabled") == "true" and event in hook.events():
+                hooks.append((int(values.get("order", "1")), hook.name, hook, values))
+        return [(h, v) for _, _, h, v in sorted(hooks, key=lambda t: (t[0], t[1]))]
+
+    def _run_queuejob_hooks(self, job, message):
+        hooks = self._sorted_hooks("queuejob")
+        if not hooks:
+            return
+        from mockpbs import hookrun  # imported late: a server without hooks does not need it
+
+        for hook, values in hooks:
+            context = {
+                "job": self.public_job(job), "vnode_list": {}, "vnode_list_fail": {}, "env": {},
+                "argv": [], "progname": "", "in_ms_mom": False, "hostname": self.host,
+                "server": self.host, "failed_mom_list": [], "succeeded_mom_list": [],
+                "requestor": message.get("user", ""), "requestor_host": message.get("host", ""),
+                "daemon": "server",
+            }
+            spec = {"name": hook.name, "body": self.state.hook_path(hook.name, "PY"),
+                    "config": self.state.hook_path(hook.name, "CF")
+                    if self.state.read_hook_file(hook.name, "CF") is not None else None,
+                    "alarm": int(values.get("alarm", "30")), "user": values.get("user"),
+                    "debug": values.get("debug") == "true"}
+            self.log.hook(pbslog.PBSEVENT_DEBUG3, hook.name, "started")
+            result = hookrun.run_hook(spec, "queuejob", context, self.state.pbs_home, log=self.log)
+            self.log.hook(pbslog.PBSEVENT_DEBUG3, hook.name, "finished")
+            if result.get("alarm"):
+                raise PbsError(models.PBSE_HOOKERROR, "request rejected as filter hook '%s' got an "
+                               "alarm call. Please inform Admin" % hook.name)
+            if result.get("exception"):
+                raise PbsError(models.PBSE_HOOKERROR, "request rejected as filter hook '%s' encountered "
+                               "an exception. Please inform Admin" % hook.name)
+            if not result.get("accepted"):
+                self.log.hook(pbslog.PBSEVENT_DEBUG2, hook.name, "queuejob request rejected by '%s'" % hook.name)
+                raise PbsError(models.PBSE_HOOKERROR, result.get("reject_msg")
+                               or "request rejected by filter hook '%s'" % hook.name)
+            changes = result.get("job") or {}
+            for key, value in changes.items():
+                if key == "Resource_List":
+                    job["Resource_List"].update({k: str(v) for k, v in value.items() if v is not None})
+                    for k in [k for k, v in value.items() if v is None]:
+                        job["Resource_List"].pop(k, None)
+                elif key == "Variable_List":
+                    job["Variable_List"].update(value)
+                elif key not in ("id",):
+                    job[key] = value
+
+    def _fill_select(self, job):
+        """Resource_List select/place defaults, then ncpus/mem/nodect and schedselect."""
+        resources = job["Resource_List"]
+        server = self.state.server
+        default_chunk = {k.split(".", 1)[1]: v for k, v in server.items() if k.startswith("default_chunk.")}
+        if "select" not in resources:
+            ncpus = resources.get("ncpus") or server.get("resources_default.ncpus", "1")
+            parts = ["1", "ncpus=%s" % ncpus]
+            if "mem" in resources:
+                parts.append("mem=%s" % resources["mem"])
+            resources["select"] = ":".join(parts)
+            resources.setdefault("place", "pack")
+        else:
+            resources.setdefault("place", "free")
+        try:
+            chunks = selectspec.parse_select(resources["select"])
+        except selectspec.SelectSpecError:
+            raise PbsError(models.PBSE_BADATVAL)
+        sched_chunks = []
+        for chunk in chunks:
+            res = list(chunk.resources)
+            names = [k for k, _ in res]
+            for key, value in default_chunk.items():
+                if key not in names:
+                    res.append((key, value))
+            sched_chunks.append(selectspec.Chunk(chunk.count, res, True))
+        self._set_from_schedselect(job, selectspec.format_select(sched_chunks))
+
+    @staticmethod
+    def _set_from_schedselect(job, schedselect):
+        chunks = selectspec.parse_select(schedselect)
+        resources = job["Resource_List"]
+        job["schedselect"] = schedselect
+        resources["ncpus"] = str(sum(c.count * int(c.get("ncpus", "0")) for c in chunks))
+        resources["nodect"] = str(sum(c.count for c in chunks))
+        if any(c.get("mem") for c in chunks):
+            resources["mem"] = _sum_kb(c.count * selectspec.size_to_kb(c.get("mem")) for c in chunks if c.get("mem"))
+
+    def op_submit(self, message):
+        user = message["user"]
+        host = message.get("host") or self.host
+        attrs = message.get("attrs") or {}
+        with self.lock:
+            state = self.state
+            queue = attrs.get("queue") or state.server.get("default_queue", "workq")
+            if queue not in state.queues:
+                raise PbsError(models.PBSE_UNKQUE)
+            tolerate = attrs.get("tolerate_node_failures")
+            if tolerate is not None and tolerate not in TOLERATE_VALUES:
+                raise PbsError(models.PBSE_BADATVAL)
+            seq = state.next_seq
+            jobid = "%d.%s" % (seq, self.host)
+            now = str(_now())
+            job = {
+                "id": jobid, "Job_Name": attrs.get("Job_Name", "STDIN"),
+                "Job_Owner": "%s@%s" % (user, host), "job_state": "Q", "queue": queue,
+                "server": self.host, "Checkpoint": attrs.get("Checkpoint", "u"), "ctime": now,
+                "Hold_Types": attrs.get("Hold_Types", "n"), "Join_Path": attrs.get("Join_Path", "n"),
+                "Keep_Files": attrs.get("Keep_Files", "n"), "Mail_Points": attrs.get("Mail_Points", "a"),
+                "mtime": now, "Priority": attrs.get("Priority", "0"), "qtime": now,
+                "Rerunable": attrs.get("Rerunable", "True"),
+                "Resource_List": dict(attrs.get("Resource_List") or {}), "substate": "10",
+                "Variable_List": dict(attrs.get("Variable_List") or {}),
+                "euser": user, "egroup": message.get("group", user), "hashname": jobid,
+                "queue_rank": str(int(time.time() * 1e6)), "queue_type": "E", "etime": now,
+                "project": attrs.get("project", "_pbs_project_default"), "Submit_Host": host,
+                "script": message.get("script", ""),
+            }
+            for key in ("Submit_arguments", "executable", "argument_list", "Account_Name"):
+                if attrs.get(key) is not None:
+                    job[key] = attrs[key]
+            if tolerate is not None:
+                job["tolerate_node_failures"] = tolerate
+            job["Variable_List"]["PBS_O_QUEUE"] = queue
+            job["Variable_List"]["PBS_O_HOST"] = host
+            workdir = job["Variable_List"].get("PBS_O_WORKDIR", "/")
+            for key, suffix in (("Output_Path", "o"), ("Error_Path", "e")):
+                path = attrs.get(key)
+                if not path:
+                    path = "%s/%s.%s%d" % (workdir, job["Job_Name"], suffix, seq)
+                if ":" not in path:
+                    if not path.startswith("/"):
+                        path = "%s/%s" % (workdir, path)
+                    path = "%s:%s" % (host, path)
+                job[key] = path
+            self._run_queuejob_hooks(job, message)
+            if job.get("tolerate_node_failures") not in (None,) + TOLERATE_VALUES:
+                raise PbsError(models.PBSE_BADATVAL)
+            self._fill_select(job)
+            if job["Hold_Types"] != "n":
+                job["job_state"] = "H"
+                job["substate"] = "20"
+            state.next_seq = seq + 1
+            if state.next_seq > int(state.server.get("max_job_sequence_id", "9999999")):
+                state.next_seq = 0
+            state.jobs[jobid] = job
+            self.log.job(pbslog.PBSEVENT_DEBUG2, jobid, "enqueuing into %s, state %s hop 1" % (queue, job["job_state"]))
+            self.log.job(pbslog.PBSEVENT_JOB, jobid,
+                         "Job Queued at request of %s@%s, owner = %s, job name = %s, queue = %s"
+                         % (user, host, job["Job_Owner"], job["Job_Name"], queue))
+            self.acct.record("Q", jobid, accounting.queued_record(job))
+            state.save()
+        self.wake_scheduler()
+        return {"jobid": jobid}
+
+    def op_alter(self, message):
+        with self.lock:
+            job = self._job_for_owner(message, message["jobid"])
+            attrs = message.get("attrs") or {}
+            if "tolerate_node_failures" in attrs and attrs["tolerate_node_failures"] not in TOLERATE_VALUES:
+                raise PbsError(models.PBSE_BADATVAL)
+            if attrs.get("Resource_List") and job["job_state"] not in ("Q", "H"):
+                raise PbsError(models.PBSE_BADSTATE)
+            for key, value in attrs.items():
+                if key == "Resource_List":
+                    job["Resource_List"].update(value)
+                    if "select" in value:
+                        job["Resource_List"].pop("ncpus", None)
+                        self._fill_select(job)
+                else:
+                    job[key] = value
+            job["mtime"] = str(_now())
+            self.log.job(pbslog.PBSEVENT_JOB, job["id"], "Job Modified at request of %s" % self.requestor(message))
+            self.state.save()
+        self.wake_scheduler()
+        return {}
+
+    def op_hold(self, message):
+        with self.lock:
+            job = self._job_for_owner(message, message["jobid"])
+            if job["job_state"] not in ("Q", "H"):
+                raise PbsError(models.PBSE_BADSTATE)
+            types = message.get("hold_types") or "u"
+            current = "" if job["Hold_Types"] == "n" else job["Hold_Types"]
+            job["Hold_Types"] = "".join(t for t in "uos" if t in current or t in types)
+            job["job_state"], job["substate"] = "H", "20"
+            self.state.save()
+        return {}
+
+    def op_release(self, message):
+        with self.lock:
+            job = self._job_for_owner(message, message["jobid"])
+            types = message.get("hold_types") or "uos"
+            left = "".join(t for t in job["Hold_Types"] if t not in types and t != "n")
+            job["Hold_Types"] = left or "n"
+            if not left and job["job_state"] == "H":
+                job["job_state"], job["substate"] = "Q", "10"
+            self.state.save()
+        self.wake_scheduler()
+        return {}
+
+    def op_delete(self, message):
+        with self.lock:
+            job = self._job_for_owner(message, message["jobid"])
+            jobid = job["id"]
+            self.acct.record("D", jobid, "requestor=%s" % self.requestor(message))
+            if job["job_state"] != "R":
+                self._finish_job(job, exit_status=None)
+                self.state.save()
+                return {}
+            target = self._primary_mom(job)
+        try:
+            reply = wire.request(target[0], target[1], {"op": "delete_job", "jobid": jobid}, timeout=RUN_JOB_TIMEOUT)
+            delivered = bool(reply.get("ok"))
+        except wire.WireError:
+            delivered = False
+        if not delivered:
+            with self.lock:
+                job = self.state.jobs.get(jobid)
+                if job is not None:
+                    self._finish_job(job, exit_status=271)
+                    self.state.save()
+        self.wake_scheduler()
+        return {}
+
+    # ==================================================================
+    # scheduling and job execution
+
+    def _primary_mom(self, job):
+        first = selectspec.parse_exec_vnode(job["exec_vnode"])[0][0][0]
+        node = self.state.nodes[first]
+        return node.get("Mom", first), int(node.get("Port", self.mom_port))
+
+    def _vnodes_payload(self, job):
+        out = {}
+        for chunk in selectspec.parse_exec_vnode(job.get("exec_vnode", "")):
+            for name, _ in chunk:
+                node = self.state.nodes.get(name, {})
+                out[name] = {
+                    "host": node.get("resources_available.host", name), "mom": node.get("Mom", name),
+                    "port": int(node.get("Port", self.mom_port)),
+                    "resources_available": {k.split(".", 1)[1]: v for k, v in node.items()
+                                            if k.startswith("resources_available.")},
+                }
+        return out
+
+    def _assign(self, job, sign):
+        """Add (sign=1) or release (sign=-1) the job's exec_vnode amounts on its vnodes."""
+        for chunk in selectspec.parse_exec_vnode(job.get("exec_vnode", "")):
+            for name, resources in chunk:
+                node = self.state.nodes.get(name)
+                if node is None:
+                    continue
+                for key, value in resources:
+                    field = "resources_assigned." + key
+                    if key in selectspec.SIZE_RESOURCES:
+                        total = selectspec.size_to_kb(node.get(field, "0kb")) + sign * selectspec.size_to_kb(value)
+                        node[field] = "%dkb" % max(total, 0)
+                    else:
+                        try:
+                            total = int(node.get(field, "0")) + sign * int(value)
+                        except ValueError:
+                            continue
+                        node[field] = str(max(total, 0))
+                jobs = [j for j in node.get("jobs", "").split(", ") if j]
+                mine = [j for j in jobs if j.startswith(job["id"] + "/")]
+                if sign > 0:
+                    jobs.append("%s/%d" % (job["id"], len(mine)))
+                else:
+                    jobs = [j for j in jobs if j not in mine]
+                if jobs:
+                    node["jobs"] = ", ".join(jobs)
+                else:
+                    node.pop("jobs", None)
+                if sign > 0:
+                    node["last_used_time"] = str(_now())
+                self._refresh_node_state(node)
+
+    def _release_nodes(self, job):
+        seen = set()
+        for chunk in selectspec.parse_exec_vnode(job.get("exec_vnode", "")):
+            for name, _ in chunk:
+                if name not in seen:
+                    seen.add(name)
+                    self.log.record(pbslog.PBSEVENT_DEBUG2, pbslog.OBJ_NODE, name,
+                                    "clearing job %s from node %s" % (job["id"], name))
+        self._assign(job, -1)
+
+    def schedule_cycle(self):
+        """One scheduling cycle; returns the ids of the jobs it started."""
+        to_send = []
+        with self.lock:
+            state = self.state
+            if state.server.get("scheduling") != "True" or state.sched.get("scheduling", "True") != "True":
+                return []
+            self.sched_log.record(pbslog.PBSEVENT_DEBUG2, pbslog.OBJ_REQ, "", "Starting Scheduling Cycle")
+            queued = sorted((j for j in state.jobs.values() if j.get("job_state") == "Q"),
+                            key=lambda j: int(j.get("queue_rank", "0")))
+            for job in queued:
+                queue = state.queues.get(job["queue"], {})
+                if queue.get("started", "True") != "True":
+                    continue
+                try:
+                    placed = scheduler.place_job(job["schedselect"], job["Resource_List"].get("place"), state.nodes)
+                except selectspec.SelectSpecError:
+                    placed = None
+                if placed is None:
+                    self.sched_log.job(pbslog.PBSEVENT_DEBUG2, job["id"], "Insufficient amount of resource: ncpus")
+                    continue
+                exec_vnode, exec_host, _ = placed
+                self._start_job(job, exec_vnode, exec_host)
+                to_send.append((job["id"], self._primary_mom(job), self.public_job(job), self._vnodes_payload(job)))
+            self.sched_log.record(pbslog.PBSEVENT_DEBUG2, pbslog.OBJ_REQ, "", "Leaving Scheduling Cycle")
+            state.save()
+        started = []
+        for jobid, (host, port), job, vnodes in to_send:
+            try:
+                reply = wire.request(host, port, {"op": "run_job", "job": job, "vnodes": vnodes},
+                                     timeout=RUN_JOB_TIMEOUT)
+                ok = bool(reply.get("ok"))
+            except wire.WireError:
+                ok = False
+            if ok:
+                started.append(jobid)
+                continue
+            with self.lock:
+                job = self.state.jobs.get(jobid)
+                if job is not None and job.get("job_state") == "R":
+                    self._release_nodes(job)
+                    self._back_to_queue(job, hold=None)
+                    self.log.job(pbslog.PBSEVENT_JOB, jobid, "Job requeued, execution node %s down" % host)
+                    self.state.save()
+        return started
+
+    def _start_job(self, job, exec_vnode, exec_host):
+        now = _now()
+        job["exec_vnode"] = exec_vnode
+        job["exec_host"] = exec_host
+        job["job_state"], job["substate"] = "R", "41"
+        job["stime"] = str(now)
+        job["run_count"] = str(int(job.get("run_count", "0")) + 1)
+        job["run_version"] = job["run_count"]
+        job["comment"] = "Job run at %s on %s" % (time.strftime("%a %b %d at %H:%M", time.localtime(now)), exec_vnode)
+        job["_resource_acct"] = dict(job["Resource_List"])
+        job.pop("_pruned", None)
+        job.pop("session_id", None)
+        self._assign(job, 1)
+        self.sched_log.job(pbslog.PBSEVENT_SCHED, job["id"], "Job run")
+        self.log.job(pbslog.PBSEVENT_JOB, job["id"],
+                     "Job Run at request of Scheduler@%s on exec_vnode %s" % (self.host, exec_vnode))
+        self.log.job(pbslog.PBSEVENT_DEBUG3, job["id"], "Updated job state to 82 and substate to 41")
+        self.acct.record("S", job["id"], accounting.start_record(job))
+
+    def _back_to_queue(self, job, hold, comment=None):
+        for key in ("exec_vnode", "exec_host", "session_id"):
+            job.pop(key, None)
+        if hold:
+            current = "" if job.get("Hold_Types", "n") == "n" else job["Hold_Types"]
+            job["Hold_Types"] = "".join(t for t in "uos" if t in current or t in hold)
+            job["job_state"], job["substate"] = "H", "20"
+        else:
+            job["job_state"], job["substate"] = "Q", "10"
+        if comment:
+            job["comment"] = comment
+
+    def _finish_job(self, job, exit_status):
+        if job.get("exec_vnode"):
+            self._release_nodes(job)
+        if self.state.server.get("job_history_enable") == "True":
+            job["job_state"], job["substate"] = "F", "92"
+            if exit_status is not None:
+                job["Exit_status"] = str(exit_status)
+        else:
+            self.state.jobs.pop(job["id"], None)
+
+    # ==================================================================
+    # mom operations (PROTOCOL.md)
+
+    def _find_node_for_mom(self, name):
+        nodes = self.state.nodes
+        if name in nodes:
+            return name, nodes[name]
+        for node_name, node in nodes.items():
+            if node.get("Mom") == name:
+                return node_name, node
+        return None, None
+
+    def op_mom_hello(self, message):
+        with self.lock:
+            name, node = self._find_node_for_mom(message.get("node", ""))
+            if node is None:
+                return {"known": False}
+            self._mark_up(node, message.get("resources_available"))
+            self.log.record(pbslog.PBSEVENT_SYSTEM, pbslog.OBJ_NODE, name, "mom hello: node up")
+            self.state.save()
+            target = (node.get("Mom", name), int(node.get("Port", self.mom_port)))
+        self.push_all_hooks(*target)
+        self.wake_scheduler()
+        return {"known": True}
+
+    def _running_job(self, jobid):
+        job = self.state.jobs.get(jobid)
+        if job is None:
+            raise PbsError(models.PBSE_UNKJOBID, "Unknown Job Id %s" % jobid)
+        return job
+
+    def op_mom_job_started(self, message):
+        with self.lock:
+            job = self._running_job(message["jobid"])
+            if job.get("session_id") == str(message.get("session")):
+                self.log.job(pbslog.PBSEVENT_DEBUG3, job["id"], "Received the same SID as before: %s" % message.get("session"))
+                return {}
+            job["session_id"] = str(message.get("session"))
+            job["substate"] = "42"
+            self.log.job(pbslog.PBSEVENT_DEBUG3, job["id"], "Received session ID for job: %s" % message.get("session"))
+            self.log.job(pbslog.PBSEVENT_DEBUG3, job["id"], "Updated job state to 82 and substate to 42")
+            self.state.save()
+        return {}
+
+    def op_mom_job_update(self, message):
+        """After release_nodes(): applied only if both exec_vnode and schedselect differ
+        (release_nodes_semantics.md section 4); frees every vnode, reassigns the kept
+        ones, regenerates exec_host, rebuilds Resource_List (site/place untouched) and
+        writes the ``s`` record."""
+        with self.lock:
+            job = self._running_job(message["jobid"])
+            new_vnode = message.get("exec_vnode")
+            new_select = message.get("schedselect")
+            if not new_vnode or not new_select or new_vnode == job.get("exec_vnode") \
+                    or new_select == job.get("schedselect"):
+                self.log.job(pbslog.PBSEVENT_DEBUG3, job["id"], "update from Mom without session id")
+                return {"applied": False}
+            try:
+                chunks = selectspec.parse_exec_vnode(new_vnode)
+                selectspec.parse_select(new_select)
+            except selectspec.SelectSpecError as exc:
+                raise PbsError(models.PBSE_BADATVAL, str(exc))
+            job["exec_vnode_acct"] = job.get("exec_vnode")
+            job["exec_host_acct"] = job.get("exec_host")
+            self._release_nodes(job)
+            job["exec_vnode"] = new_vnode
+
+            def host_of(vnode):
+                node = self.state.nodes.get(vnode, {})
+                return node.get("resources_available.host", vnode)
+
+            job["exec_host"] = scheduler.exec_host_from_exec_vnode(new_vnode, host_of)
+            job["schedselect"] = new_select
+            resources = job["Resource_List"]
+            resources["select"] = new_select
+            resources["nodect"] = str(sum(c.count for c in selectspec.parse_select(new_select)))
+            ncpus = 0
+            mem = []
+            for chunk in chunks:
+                for _, res in chunk:
+                    values = dict(res)
+                    ncpus += int(values.get("ncpus", "0"))
+                    if "mem" in values:
+                        mem.append(selectspec.size_to_kb(values["mem"]))
+            resources["ncpus"] = str(ncpus)
+            if mem:
+                resources["mem"] = _sum_kb(mem)
+            else:
+                resources.pop("mem", None)
+            job["_pruned"] = True
+            self._assign(job, 1)
+            self.log.job(pbslog.PBSEVENT_DEBUG3, job["id"], "update from Mom without session id")
+            self.acct.record("s", job["id"], accounting.start_record(job))
+            self.state.save()
+        self.wake_scheduler()
+        return {"applied": True, "exec_host": job["exec_host"]}
+
+    def op_mom_node_update(self, message):
+        with self.lock:
+            name = message.get("vnode")
+            node = self.state.nodes.get(name)
+            if node is None:
+                raise PbsError(models.PBSE_UNKNODE, "Unknown node %s" % name)
+            state = message.get("state")
+            if state == "offline":
+                node["_offline"] = True
+            elif state == "free":
+                node["_offline"] = False
+            if message.get("comment"):
+                node["comment"] = message["comment"]
+            elif "comment" in message and state == "free":
+                node.pop("comment", None)
+            self._refresh_node_state(node)
+            self.log.record(pbslog.PBSEVENT_DEBUG2, pbslog.OBJ_NODE, name,
+                            "Updated vnode %s's attribute state=%s per mom hook request" % (name, state))
+            self.state.save()
+        self.wake_scheduler()
+        return {}
+
+    def op_mom_job_obit(self, message):
+        with self.lock:
+            job = self._running_job(message["jobid"])
+            jobid = job["id"]
+            exit_status = message.get("exit_status", 0)
+            job["resources_used"] = {k: str(v) for k, v in (message.get("resources_used") or {}).items()}
+            self.log.job(pbslog.PBSEVENT_DEBUG, jobid, "Obit received momhop:1 serverhop:1 state:%s substate:%s"
+                         % (job.get("job_state"), job.get("substate")))
+            end = _now()
+            if job.get("_pruned"):
+                self.acct.record("e", jobid, accounting.phase_end_record(job))
+            self.acct.record("E", jobid, accounting.end_record(
+                job, end, exit_status, job.get("_resource_acct") if job.get("_pruned") else None))
+            used = " ".join("resources_used.%s=%s" % (k, job["resources_used"][k]) for k in sorted(job["resources_used"]))
+            self.log.job(pbslog.PBSEVENT_JOB_USAGE, jobid, ("Exit_status=%s %s" % (exit_status, used)).strip())
+            self._finish_job(job, exit_status)
+            self.state.save()
+        self.wake_scheduler()
+        return {}
+
+    def op_mom_job_requeue(self, message):
+        with self.lock:
+            job = self._running_job(message["jobid"])
+            jobid = job["id"]
+            if message.get("reason"):
+                self.log.job(pbslog.PBSEVENT_JOB, jobid, message["reason"])
+            self.acct.record("R", jobid, accounting.end_record(
+                job, _now(), message.get("exit_status", REQUEUE_EXIT_STATUS)))
+            self._release_nodes(job)
+            hold = message.get("hold")
+            self._back_to_queue(job, hold, message.get("comment"))
+            self.log.job(pbslog.PBSEVENT_JOB, jobid, "Job requeued, execution node  down")
+            self.log.job(pbslog.PBSEVENT_DEBUG3, jobid, "Updated job state to %d and substate to %s"
+                         % (72 if hold else 81, job["substate"]))
+            self.state.save()
+        self.wake_scheduler()
+        return {}

@@ -1,0 +1,196 @@
+"""The scheduler: a thread inside the server that places queued jobs on vnodes.
+
+:func:`place_job` is the pure placement rule (vnodes in creation order, ``place``
+honoured: ``scatter``/``vscatter`` one chunk per host/vnode, ``pack`` every chunk on one
+host, ``free`` anywhere; enough free ``ncpus``/``mem``; ``excl`` wants idle vnodes) and
+builds ``exec_vnode``/``exec_host`` the way PBS writes them:
+``(mom1:ncpus=1)+(mom2:ncpus=2:mem=1048576kb)`` and ``mom1/0+mom2/0*2`` (the index counts
+the job's chunks per host, ``*N`` only when ncpus is not 1).
+
+:class:`Scheduler` runs ``server.schedule_cycle()`` when woken (submit, node and job
+events) and every ``interval`` seconds.
+"""
+import threading
+
+from mockpbs import selectspec
+
+CONSUMABLE = ("ncpus", "mem", "vmem", "ngpus", "naccelerators", "accelerator_memory", "hbmem")
+UNAVAILABLE_STATES = ("offline", "down", "state-unknown", "job-exclusive", "stale", "unresolvable")
+
+
+def _amount(name, value):
+    if name in selectspec.SIZE_RESOURCES:
+        return selectspec.size_to_kb(value)
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def vnode_free(node):
+    """Free consumable amounts of a node dict (flat ``resources_available.X`` keys)."""
+    free = {}
+    for name in CONSUMABLE:
+        avail = node.get("resources_available." + name)
+        if avail is None:
+            continue
+        used = node.get("resources_assigned." + name, "0")
+        free[name] = _amount(name, avail) - _amount(name, used)
+    return free
+
+
+def _usable(node):
+    states = node.get("state", "free").split(",")
+    return not any(s in UNAVAILABLE_STATES for s in states)
+
+
+def _fits(name, node, free, chunk_resources, exclusive):
+    if exclusive and node.get("jobs"):
+        return False
+    for key, value in chunk_resources:
+        if key in CONSUMABLE:
+            if key not in free and _amount(key, value) > 0:
+                return False
+            if free.get(key, 0) < _amount(key, value):
+                return False
+        elif key == "vnode":
+            if value != name:
+                return False
+        elif key in ("host", "arch") or ("resources_available." + key) in node:
+            if node.get("resources_available." + key) != value:
+                return False
+    return True
+
+
+def _take(free, chunk_resources):
+    for key, value in chunk_resources:
+        if key in free:
+            free[key] -= _amount(key, value)
+
+
+def _chunk_text(name, chunk_resources):
+    parts = []
+    for key, value in chunk_resources:
+        if key in CONSUMABLE:
+            if key in selectspec.SIZE_RESOURCES:
+                value = "%dkb" % selectspec.size_to_kb(value)
+            parts.append("%s=%s" % (key, value))
+    if not parts:
+        parts.append("ncpus=0")
+    return "(%s:%s)" % (name, ":".join(parts))
+
+
+def place_job(schedselect, place, nodes):
+    """Place ``schedselect`` (select text) with ``place`` (e.g. ``"scatter:excl"``) on
+    ``nodes`` (ordered ``{name: flat attribute dict}``).
+
+    Returns ``(exec_vnode, exec_host, [vnode names per chunk])`` or None when the job
+    does not fit now. Raises SelectSpecError for a bad select."""
+    chunks = selectspec.expand_chunks(selectspec.parse_select(schedselect))
+    words = (place or "free").split(":")
+    arrangement = next((w for w in words if w in ("free", "pack", "scatter", "vscatter")), "free")
+    exclusive = "excl" in words or "exclhost" in words
+    candidates = [(n, a) for n, a in nodes.items() if _usable(a)]
+    frees = {n: vnode_free(a) for n, a in candidates}
+
+    def host_of(name):
+        return nodes[name].get("resources_available.host", name)
+
+    chosen = None
+    if arrangement == "pack":
+        hosts = []
+        for name, _ in candidates:
+            if host_of(name) not in hosts:
+                hosts.append(host_of(name))
+        for host in hosts:
+            trial = {n: dict(f) for n, f in frees.items()}
+            picks = []
+            for resources in chunks:
+                pick = next((n for n, a in candidates if host_of(n) == host
+                             and _fits(n, a, trial[n], resources, exclusive)), None)
+                if pick is None:
+                    break
+                _take(trial[pick], resources)
+                picks.append(pick)
+            if len(picks) == len(chunks):
+                chosen = picks
+                break
+    else:
+        picks = []
+        used_hosts = set()
+        used_vnodes = set()
+        for resources in chunks:
+            pick = None
+            for name, attrs in candidates:
+                if arrangement == "scatter" and host_of(name) in used_hosts:
+                    continue
+                if arrangement == "vscatter" and name in used_vnodes:
+                    continue
+                if _fits(name, attrs, frees[name], resources, exclusive):
+                    pick = name
+                    break
+            if pick is None:
+                return None
+            _take(frees[pick], resources)
+            used_hosts.add(host_of(pick))
+            used_vnodes.add(pick)
+            picks.append(pick)
+        chosen = picks
+    if chosen is None:
+        return None
+    exec_vnode = "+".join(_chunk_text(name, resources) for name, resources in zip(chosen, chunks))
+    exec_host = exec_host_from_exec_vnode(exec_vnode, host_of)
+    return exec_vnode, exec_host, chosen
+
+
+def exec_host_from_exec_vnode(exec_vnode, host_of):
+    """Regenerate exec_host from exec_vnode as the server does (release_nodes_semantics.md
+    section 4): ``host/<per-host chunk index>``, ``*<ncpus>`` for a single-vnode chunk
+    (``*1`` left out), ``*0`` for a chunk spanning several vnodes."""
+    entries = []
+    counters = {}
+    for chunk in selectspec.parse_exec_vnode(exec_vnode):
+        host = host_of(chunk[0][0])
+        index = counters.get(host, 0)
+        counters[host] = index + 1
+        if len(chunk) > 1:
+            entries.append("%s/%d*0" % (host, index))
+            continue
+        ncpus = dict(chunk[0][1]).get("ncpus", "1")
+        entries.append("%s/%d%s" % (host, index, "" if ncpus == "1" else "*%s" % ncpus))
+    return "+".join(entries)
+
+
+class Scheduler:
+    """Calls ``cycle()`` whenever :meth:`wake` is called and every ``interval`` seconds."""
+
+    def __init__(self, cycle, interval=5.0, log=None):
+        self.cycle = cycle
+        self.interval = interval
+        self.log = log
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="pbs_sched", daemon=True)
+
+    def start(self):
+        self._thread.start()
+
+    def wake(self):
+        self._wake.set()
+
+    def stop(self):
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout=10)
+
+    def _run(self):
+        while not self._stop.is_set():
+            self._wake.wait(self.interval)
+            self._wake.clear()
+            if self._stop.is_set():
+                break
+            try:
+                self.cycle()
+            except Exception as exc:  # the scheduler must survive one bad cycle
+                if self.log is not None:
+                    self.log.record(0x0001, "Svr", "pbs_sched", "scheduling cycle failed: %s" % exc)
