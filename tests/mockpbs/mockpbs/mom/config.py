@@ -19,8 +19,11 @@ import re
 
 from mockpbs import pbslog
 
-# special[] of mom_main.c, Linux build (no ALPS/BGL/cpuset/Windows/NAS entries).
+# special[] of mom_main.c, Linux build (no BGL/cpuset/Windows/NAS entries), plus
+# ``alps_client``, which only the Cray (MOM_ALPS) build knows: the mock takes a mom
+# configured with it for a Cray mom (PP-928 interface 1: tolerate_node_failures ignored).
 KNOWN_OPTIONS = (
+    "alps_client",
     "action", "alien_attach", "alien_kill", "attach_allow", "checkpoint_path",
     "clienthost", "configversion", "cputmult", "enforce", "ideal_load", "jobdir_root",
     "kbd_idle", "logevent", "max_check_poll", "max_load", "max_poll_downtime",
@@ -70,6 +73,12 @@ class MomConfig:
         self.job_launch_delay = None
         self.max_check_poll = MAX_CHECK_POLL_DEFAULT
         self.min_check_poll = MIN_CHECK_POLL_DEFAULT
+
+    @property
+    def alps_client(self):
+        """Path given by ``$alps_client`` (the last one), or None: set means a Cray mom."""
+        values = self.options.get("alps_client")
+        return values[-1] if values else None
 
 
 def _strtol(value, pattern=_STRTOL10):
@@ -167,7 +176,7 @@ class _Parser:
                 self._err("usecp, invalid host specification: %s" % value)
                 return False
             return True
-        if name in ("action", "port", "momname"):
+        if name in ("action", "port", "momname", "alps_client"):
             return value != ""
         # Remaining options are kept as strings (clienthost, tmpdir, checkpoint_path...).
         return True

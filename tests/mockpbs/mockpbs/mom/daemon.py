@@ -19,6 +19,7 @@ import time
 import mockpbs
 from mockpbs import pbsconf, pbslog, wire
 from mockpbs.mom import config as momconfig
+from mockpbs.mom import vnodedefs
 from mockpbs.mom.hooks import HookStore
 from mockpbs.mom.jobstart import JobStarter
 
@@ -66,6 +67,7 @@ class Mom:
         self.config = momconfig.MomConfig()
         self.joinjob_alarm_time = None      # None = derive from hooks ("-1" in mom_main.c)
         self.job_launch_delay_time = None
+        self.vnode_definitions = {}         # from mom_priv/config.d ($configversion 2 files)
         self.jobs = JobStarter(self)
         self.servers = []
         self.stopped = threading.Event()
@@ -86,7 +88,19 @@ class Mom:
             return False
         self.joinjob_alarm_time = self.config.sister_join_job_alarm
         self.job_launch_delay_time = self.config.job_launch_delay
+        self.vnode_definitions = vnodedefs.read_config_d(os.path.join(self.priv, "config.d"), self.log)
         return True
+
+    def is_cray(self):
+        """True for a Cray (MOM_ALPS) mom: ``$alps_client`` is set in mom_priv/config.
+        Such a primary mom ignores ``tolerate_node_failures`` (PP-928 interface 1)."""
+        return self.config.alps_client is not None
+
+    def vnodes(self):
+        """{vnode: {"resources_available": {...}, other attributes}} this mom reports:
+        the natural vnode plus the vnodes of the ``config.d`` definition files."""
+        natural = {"ncpus": str(os.cpu_count() or 1), "mem": "%dkb" % total_memory_kb()}
+        return vnodedefs.mom_vnodes(self.vnode_definitions, self.node_name, self.host_name, natural)
 
     def join_alarm(self):
         """Effective ``$sister_join_job_alarm`` in seconds (interface 3)."""
@@ -160,10 +174,10 @@ class Mom:
         threading.Thread(target=self._hello_loop, name="mom-hello", daemon=True).start()
 
     def _hello_loop(self):
+        vnodes = self.vnodes()
         message = {"op": "mom_hello", "node": self.node_name, "host": self.host_name,
-                   "resources_available": {"ncpus": str(os.cpu_count() or 1),
-                                           "mem": "%dkb" % total_memory_kb(),
-                                           "host": self.host_name, "vnode": self.node_name}}
+                   "resources_available": dict(vnodes[self.node_name]["resources_available"]),
+                   "vnodes": vnodes}
         while not self.stopped.is_set() and not self.hello_done.is_set():
             try:
                 reply = wire.request(self._server_address(), self.server_port, message, timeout=10)
@@ -227,6 +241,10 @@ class Mom:
             "update_job": self.jobs.sister_update,
             "delete_job2": self.jobs.sister_delete2,
             "delete_job": self.jobs.sister_delete,
+            "poll_job": self.jobs.sister_poll,
+            "spawn_task": self.jobs.sister_spawn,
+            "tm_nodeinfo": self.jobs.tm_nodeinfo,
+            "tm_spawn": self.jobs.tm_spawn,
         }
         handler = handlers.get(message.get("op"))
         if handler is None:

@@ -1,4 +1,4 @@
-"""Job start on the primary mom and the sister side of it (PP-928 interfaces 1, 3, 4, 5, 8).
+"""Job start on the primary mom and the sister side of it (PP-928 interfaces 1, 3, 4, 5, 8, 9).
 
 Primary mom (``run_job``), in order:
 
@@ -8,19 +8,35 @@ Primary mom (``run_job``), in order:
    ``tolerate_node_failures`` is ``all`` or ``job_start`` (the job is not running yet),
    otherwise the job is requeued (``mom_job_requeue``);
 3. its own execjob_prologue hooks, then ``exec_prologue`` to the healthy sisters, waiting
-   at most ``$job_launch_delay`` seconds;
+   at most ``$job_launch_delay`` seconds; unacknowledged hosts become failed, but a
+   positive acknowledgement that arrives before the execjob_launch hooks run puts its
+   host back among the healthy ones (interface 4, as OpenPBS's job child asks its parent
+   for the failed hosts only when it is about to run the launch hooks);
 4. execjob_launch hooks with ``vnode_list``, ``vnode_list_fail``, ``failed_mom_list``,
    ``succeeded_mom_list`` and the job's environment; a reject requeues the job with the
    hold/rerun the hook set; an accepted ``release_nodes()`` prunes the job
-   (``pruned from``/``pruned to``, ``delete_job2``, ``update_job``, ``mom_job_update``);
+   (``pruned from``/``pruned to``, ``delete_job2`` to released sisters, the primary's
+   own execjob_resize hooks, ``update_job`` to kept sisters with a 5 s wait for their
+   acknowledgements, ``mom_job_update``); a rejecting execjob_resize hook on any mom
+   still in the job requeues it (interfaces 8, 9);
 5. ``PBS_NODEFILE`` (``PBS_HOME/aux/<jobid>``), the job program as the job's user,
-   ``mom_job_started``, then on exit ``delete_job`` to sisters and ``mom_job_obit``.
+   ``mom_job_started``; while it runs the sisters are polled every
+   :attr:`JobStarter.poll_interval` seconds: a lost sister is ignored when
+   ``tolerate_node_failures=all`` and kills the job (requeued) otherwise (interface 1);
+   on exit ``delete_job`` to sisters and ``mom_job_obit``.
+
+A Cray primary mom (``$alps_client`` set) runs the job with
+``tolerate_node_failures=none`` whatever the job asked (interface 1). Tasks of the job
+(``pbsdsh``, :mod:`mockpbs.mom.tm`) are started through ``tm_nodeinfo`` / ``tm_spawn``
+on the primary, which runs them itself or forwards ``spawn_task`` to the sister owning
+the node; a sister only runs tasks for a job whose current ``exec_host`` names it.
 
 Log texts and classes follow /work/shared/reference/log_messages.json and transcripts g.
 """
 import os
 import pwd
 import grp
+import secrets
 import signal
 import subprocess
 import threading
@@ -31,11 +47,26 @@ from mockpbs import pbslog, selectspec, wire
 PBSE_HOOKERROR = 15169   # the code a sister's rejecting execjob_begin/prologue reports
 UPDATE_JOB_WAIT = 5      # seconds the primary waits for update_job acks (seed interface 8)
 HOOK_REJECT_CODE = 15169
+LATE_ACK_GRACE = 3600    # seconds a prologue request stays open after $job_launch_delay
+POLL_INTERVAL = 5        # seconds between two polls of the sisters of a running job
+POLL_TIMEOUT = 10        # seconds a polled sister has to answer
+TASK_TIMEOUT = 24 * 3600  # seconds the primary waits for a task forwarded to a sister
+# Task manager error numbers and names (OpenPBS include/tm_.h, get_ecname()).
+TM_ESYSTEM = 17000
+TM_EBADENVIRONMENT = 17005
+TM_ENOTFOUND = 17006
+TM_ERROR_NAMES = {17000: "TM_ESYSTEM", 17001: "TM_ENOEVENT", 17002: "TM_ENOTCONNECTED",
+                  17003: "TM_EUNKNOWNCMD", 17004: "TM_ENOTIMPLEMENTED",
+                  17005: "TM_EBADENVIRONMENT", 17006: "TM_ENOTFOUND", 17007: "TM_BADINIT"}
+# log_joberr() writes ERROR|ADMIN|JOB (PBSEVENT_FORCE is not part of the written field).
+JOB_ERROR_CLASS = pbslog.PBSEVENT_ERROR | pbslog.PBSEVENT_ADMIN | pbslog.PBSEVENT_JOB
 
 
-def tolerates_failures(job):
-    """``do_tolerate_node_failures()`` before the job runs: ``all`` or ``job_start``."""
-    return job.get("tolerate_node_failures") in ("all", "job_start")
+def tolerates_failures(job, running=False):
+    """``do_tolerate_node_failures()``: ``all`` always; ``job_start`` only while the job is
+    not yet running its program (``running`` False)."""
+    value = job.get("tolerate_node_failures")
+    return value == "all" or (value == "job_start" and not running)
 
 
 def exec_hosts(job):
@@ -132,6 +163,12 @@ class JobRecord:
         self.deleted = False
         self.started = None
         self.sisters = []
+        self.cookie = None                # PBS_JOBCOOKIE: tasks must present it
+        self.prologue_replies = {}        # host -> exec_prologue reply, filled even when late
+        self.late_prologue_hosts = []     # hosts failed only for not answering in time
+        self.lost_hosts = []              # sisters lost while the job ran (tolerated)
+        self.node_failure = None          # host whose loss killed the job
+        self.poll_stop = threading.Event()
 
 
 class HookRejected(Exception):
@@ -150,6 +187,8 @@ class JobStarter:
         self.mom = mom
         self.jobs = {}
         self.lock = threading.Lock()
+        self.poll_interval = POLL_INTERVAL
+        self.poll_timeout = POLL_TIMEOUT
 
     # ---------------------------------------------------------------- hooks
     def _log_hook_result(self, result):
@@ -174,7 +213,8 @@ class JobStarter:
             context.update(extra or {})
             result = self.mom.run_hook(hook, event, context)
             self._log_hook_result(result)
-            job = apply_job_changes(job, result.get("job") or {})
+            if event != "execjob_resize":   # its job is read-only (interface 9)
+                job = apply_job_changes(job, result.get("job") or {})
             for name, attrs in (result.get("vnodes") or {}).items():
                 merged["vnodes"].setdefault(name, {}).update(attrs)
             merged["rerun"] = merged["rerun"] or bool(result.get("rerun"))
@@ -185,6 +225,9 @@ class JobStarter:
                         extra[key] = result[key]
             if not result.get("accepted"):
                 jobid = job.get("id", "")
+                if event == "execjob_resize":
+                    merged["job"] = job
+                    raise HookRejected(self._log_resize_reject(jobid, hook["name"], result), merged)
                 if result.get("alarm"):
                     text = "alarm call while running %s hook '%s', request rejected" % (event, hook["name"])
                 elif result.get("exception"):
@@ -200,6 +243,20 @@ class JobStarter:
         merged["job"] = job
         return job, merged
 
+    def _log_resize_reject(self, jobid, hook_name, result):
+        """Interface 9: the seed's two DEBUG2 lines for a reject, exception or alarm of an
+        execjob_resize hook; returns the message."""
+        if result.get("reject_msg"):
+            message = result["reject_msg"]
+        elif result.get("alarm"):
+            message = "alarm call while running execjob_resize hook '%s', request rejected" % hook_name
+        else:
+            message = "execjob_resize hook '%s' encountered an exception, request rejected" % hook_name
+        self.mom.log.hook(pbslog.PBSEVENT_DEBUG2, hook_name,
+                          '"execjob_resize" request rejected by \'%s\'' % hook_name)
+        self.mom.log.job(pbslog.PBSEVENT_DEBUG2, jobid, message)
+        return message
+
     # ---------------------------------------------------------------- sister side
     def sister_join(self, message):
         job, vnodes = message["job"], message.get("vnodes") or {}
@@ -209,8 +266,10 @@ class JobStarter:
             job, _ = self.run_event("execjob_begin", job, vnodes, {"in_ms_mom": False})
         except HookRejected as exc:
             return {"ok": False, "code": PBSE_HOOKERROR, "error": str(exc)}
+        record = JobRecord(job, vnodes, primary=False)
+        record.cookie = message.get("cookie")
         with self.lock:
-            self.jobs[jobid] = JobRecord(job, vnodes, primary=False)
+            self.jobs[jobid] = record
         return {"ok": True}
 
     def _sister_record(self, jobid):
@@ -228,20 +287,45 @@ class JobStarter:
         return {"ok": True}
 
     def sister_update(self, message):
-        record = self._sister_record(message["jobid"])
+        """IM ``update_job`` (interfaces 8, 9): keep the new nodes table, run execjob_resize.
+        A rejecting resize hook aborts the job here (the record is dropped) and the reply
+        carries ``resize_rejected: true`` so the primary requeues the job."""
+        jobid = message["jobid"]
+        record = self._sister_record(jobid)
         if record is None:
-            return {"ok": False, "code": 15001, "error": "Unknown Job Id %s" % message["jobid"]}
+            return {"ok": False, "code": 15001, "error": "Unknown Job Id %s" % jobid}
+        job = dict(record.job)
         for key in ("exec_vnode", "exec_host", "schedselect"):
             if message.get(key):
-                record.job[key] = message[key]
+                job[key] = message[key]
+        job["Resource_List"] = resource_list_from(job)
         try:
-            record.job, _ = self.run_event("execjob_resize", record.job, record.vnodes, {"in_ms_mom": False})
+            self.run_event("execjob_resize", job, record.vnodes, {"in_ms_mom": False})
         except HookRejected as exc:
-            self.mom.log.job(pbslog.PBSEVENT_DEBUG2, message["jobid"],
-                             "execjob_resize hook rejected request: %s" % exc)
-            return {"ok": False, "code": PBSE_HOOKERROR, "error": str(exc)}
-        self.mom.log.job(pbslog.PBSEVENT_JOB, message["jobid"], "updated nodes info")
+            self.mom.log.job(pbslog.PBSEVENT_DEBUG2, jobid, "execjob_resize hook rejected request: %s" % exc)
+            self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "kill_job")
+            with self.lock:
+                self.jobs.pop(jobid, None)
+            return {"ok": False, "code": PBSE_HOOKERROR, "error": str(exc), "resize_rejected": True}
+        record.job = job
+        self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "updated nodes info")
         return {"ok": True}
+
+    def sister_poll(self, message):
+        """IM ``poll_job``: the primary checks that this sister is alive and has the job."""
+        if self._sister_record(message["jobid"]) is None:
+            return {"ok": False, "code": 15001, "error": "Unknown Job Id %s" % message["jobid"]}
+        return {"ok": True}
+
+    def sister_spawn(self, message):
+        """IM ``spawn_task`` {jobid, cookie, argv, node}: run one task of the job here, if
+        this host is still in the job's current exec_host (after ``update_job``)."""
+        record = self._sister_record(message["jobid"])
+        if record is None or record.cookie != message.get("cookie"):
+            return {"ok": False, "code": TM_ENOTFOUND, "error": TM_ERROR_NAMES[TM_ENOTFOUND]}
+        if self.mom.host_name not in exec_hosts(record.job):
+            return {"ok": False, "code": TM_ENOTFOUND, "error": TM_ERROR_NAMES[TM_ENOTFOUND]}
+        return self.run_task(record, message.get("argv") or [], int(message.get("node", 0)))
 
     def sister_delete2(self, message):
         jobid = message["jobid"]
@@ -269,6 +353,7 @@ class JobStarter:
         """Service op ``run_job``: reply at once, start the job in the background."""
         job, vnodes = dict(message["job"]), message.get("vnodes") or {}
         record = JobRecord(job, vnodes, primary=True)
+        record.cookie = secrets.token_hex(16)
         with self.lock:
             self.jobs[job["id"]] = record
         threading.Thread(target=self._start_job, args=(record,), name="job-%s" % job["id"], daemon=True).start()
@@ -277,15 +362,17 @@ class JobStarter:
     def _im(self, host, message, timeout):
         return wire.request(self.mom.address_of(host), wire.IM_PORT, message, timeout=timeout)
 
-    def _parallel(self, hosts, make_message, wait_seconds):
+    def _parallel(self, hosts, make_message, wait_seconds, replies=None, socket_timeout=None):
         """Send one IM request per host in parallel; wait at most ``wait_seconds``.
-        Returns {host: reply dict, or None when it did not answer in time}."""
-        replies = {}
+        Returns {host: reply dict, or None when it did not answer in time}. ``replies``
+        (a dict) keeps receiving answers that arrive later, up to ``socket_timeout``
+        seconds (default ``wait_seconds``)."""
+        replies = {} if replies is None else replies
         threads = []
 
         def worker(host):
             try:
-                replies[host] = self._im(host, make_message(host), wait_seconds)
+                replies[host] = self._im(host, make_message(host), socket_timeout or wait_seconds)
             except wire.WireError as exc:
                 replies[host] = {"ok": False, "code": 15010, "error": str(exc), "unreachable": True}
 
@@ -368,6 +455,9 @@ class JobStarter:
         jobid = job["id"]
         hosts = exec_hosts(job)
         record.sisters = [h for h in hosts if h != self.mom.host_name]
+        if self.mom.is_cray():
+            # Interface 1: a Cray primary mom ignores the setting; every hook sees "none".
+            record.job["tolerate_node_failures"] = "none"
 
         # 1. execjob_begin on the primary.
         try:
@@ -382,7 +472,7 @@ class JobStarter:
             replies = self._parallel(
                 record.sisters,
                 lambda h: {"op": "join_job", "job": record.job, "vnodes": record.vnodes,
-                           "node_index": hosts.index(h)},
+                           "node_index": hosts.index(h), "cookie": record.cookie},
                 alarm)
             failed, tolerant = self._sister_failures(
                 record, replies, "JOIN_JOB",
@@ -402,7 +492,8 @@ class JobStarter:
         healthy = [h for h in record.sisters if h not in record.failed_hosts]
         if healthy:
             delay = self.mom.launch_delay()
-            replies = self._parallel(healthy, lambda h: {"op": "exec_prologue", "jobid": jobid}, delay)
+            replies = self._parallel(healthy, lambda h: {"op": "exec_prologue", "jobid": jobid}, delay,
+                                     replies=record.prologue_replies, socket_timeout=delay + LATE_ACK_GRACE)
             failed, tolerant = self._sister_failures(
                 record, replies, "IM_EXEC_PROLOGUE",
                 lambda: self.mom.log.job(
@@ -412,11 +503,13 @@ class JobStarter:
                 self._requeue(record, reason="sister mom failed its prologue")
                 return
             record.failed_hosts.extend(h for h in failed if h not in record.failed_hosts)
+            record.late_prologue_hosts = [h for h in failed if replies[h] is None]
 
         # 4. PBS_NODEFILE, then execjob_launch (interfaces 5, 6, 8).
         nodefile = self.write_nodefile(record.job)
-        env = self.job_environment(record.job, nodefile)
+        env = self.job_environment(record.job, nodefile, record.cookie)
         program = self.job_program(record.job)
+        self.reclaim_late_prologue_acks(record)
         extra = self._context(record, env)
         extra["progname"], extra["argv"] = program[0], list(program)
         old = {k: record.job.get(k) for k in ("exec_vnode", "exec_host", "schedselect")}
@@ -432,12 +525,29 @@ class JobStarter:
         self._apply_vnode_changes(launch["vnodes"])
         new = {k: record.job.get(k) for k in old}
         if all(new[k] for k in new) and new["exec_vnode"] != old["exec_vnode"]:
-            self._prune(record, old, new)
+            rejection = self._prune(record, old, new)
+            if rejection is not None:
+                self._requeue(record, comment=rejection, reason="execjob_resize hook rejected", rerun=True)
+                return
             nodefile = self.write_nodefile(record.job)
         env = dict(extra.get("env") or env)
         progname = extra.get("progname") or program[0]
         argv = extra.get("argv") or program
         self._execute(record, progname, argv, env)
+
+    def reclaim_late_prologue_acks(self, record):
+        """Interface 4: hosts whose positive exec_prologue acknowledgement arrived after
+        ``$job_launch_delay`` but before now go back among the healthy hosts. Returns
+        the hosts put back."""
+        back = [h for h in record.late_prologue_hosts
+                if (record.prologue_replies.get(h) or {}).get("ok") and h in record.failed_hosts]
+        for host in back:
+            record.failed_hosts.remove(host)
+        for host in record.failed_hosts:
+            self.mom.log.job(pbslog.PBSEVENT_DEBUG3, record.job["id"],
+                             "received from parent mom that node's host %s is not healthy" % host)
+        record.late_prologue_hosts = [h for h in record.late_prologue_hosts if h not in back]
+        return back
 
     def _apply_vnode_changes(self, changes):
         for vnode, attrs in (changes or {}).items():
@@ -451,6 +561,8 @@ class JobStarter:
             self.mom.send_server(message)
 
     def _prune(self, record, old, new):
+        """Apply a release_nodes() result (interfaces 8, 9). Returns None, or the message
+        of the first execjob_resize rejection (primary's own hooks or a sister's)."""
         jobid = record.job["id"]
         self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "pruned from exec_vnode=%s" % old["exec_vnode"])
         self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "pruned to exec_vnode=%s" % new["exec_vnode"])
@@ -459,6 +571,11 @@ class JobStarter:
         released = [h for h in record.sisters if h not in kept]
         record.sisters = [h for h in record.sisters if h in kept]
         self._fire_and_forget(released, lambda h: {"op": "delete_job2", "jobid": jobid})
+        rejection = None
+        try:
+            self.run_event("execjob_resize", record.job, record.vnodes, self._context(record))
+        except HookRejected as exc:
+            rejection = str(exc)
         healthy_kept = [h for h in record.sisters if h not in record.failed_hosts]
         if healthy_kept:
             replies = self._parallel(
@@ -468,8 +585,14 @@ class JobStarter:
                 UPDATE_JOB_WAIT)
             if any(r is None or not r.get("ok") for r in replies.values()):
                 self.mom.log.job(pbslog.PBSEVENT_DEBUG2, jobid, "not all job updates to sister moms completed")
+            for host in healthy_kept:
+                reply = replies.get(host) or {}
+                if reply.get("resize_rejected") and rejection is None:
+                    rejection = reply.get("error") or "execjob_resize hook rejected on %s" % host
+                    record.sisters.remove(host)   # it already dropped the job
         self.mom.send_server({"op": "mom_job_update", "jobid": jobid, "exec_vnode": new["exec_vnode"],
                               "exec_host": new["exec_host"], "schedselect": new["schedselect"]})
+        return rejection
 
     # ---------------------------------------------------------------- execution
     def write_nodefile(self, job):
@@ -487,8 +610,9 @@ class JobStarter:
         except KeyError:
             return pwd.getpwuid(os.getuid())
 
-    def job_environment(self, job, nodefile):
-        """Login-like environment of the job program (see module docstring)."""
+    def job_environment(self, job, nodefile, cookie=None):
+        """Login-like environment of the job program (see module docstring); ``nodefile``
+        None leaves ``PBS_NODEFILE`` out (tasks on sisters)."""
         user = self._user(job)
         env = {}
         for key, value in (job.get("Variable_List") or {}).items():
@@ -501,6 +625,10 @@ class JobStarter:
             "PBS_ENVIRONMENT": "PBS_BATCH", "PBS_NODENUM": "0", "PBS_TASKNUM": "1",
             "PBS_MOMPORT": str(wire.IM_PORT), "PBS_JOBDIR": user.pw_dir,
         })
+        if cookie:
+            env["PBS_JOBCOOKIE"] = cookie
+        if nodefile is None:
+            del env["PBS_NODEFILE"]
         return env
 
     def job_program(self, job):
@@ -564,17 +692,59 @@ class JobStarter:
         record.started = time.time()
         self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "Started, pid = %d" % process.pid)
         self.mom.send_server({"op": "mom_job_started", "jobid": jobid, "session": process.pid})
+        if record.sisters:
+            threading.Thread(target=self._poll_sisters, args=(record,), name="poll-%s" % jobid,
+                             daemon=True).start()
         status = process.wait()
+        record.poll_stop.set()
         self._finish(record, status)
+
+    # ---------------------------------------------------------------- polling (interface 1)
+    def _poll_sisters(self, record):
+        jobid = record.job["id"]
+        while not record.poll_stop.wait(self.poll_interval):
+            for host in list(record.sisters):
+                if host in record.failed_hosts or host in record.lost_hosts or record.poll_stop.is_set():
+                    continue
+                try:
+                    self._im(host, {"op": "poll_job", "jobid": jobid}, self.poll_timeout)
+                except wire.WireError:
+                    self.sister_lost(record, host)
+
+    def sister_lost(self, record, host):
+        """A sister stopped answering while the job runs: ignored with
+        ``tolerate_node_failures=all``; otherwise the job is killed and, once its
+        program is gone, requeued (``mom_job_requeue``) instead of ending with an obit."""
+        jobid = record.job["id"]
+        if tolerates_failures(record.job, running=True):
+            record.lost_hosts.append(host)
+            self.mom.log.job(pbslog.PBSEVENT_JOB, jobid,
+                             "ignoring lost communication with %s as job is tolerant of node failures" % host)
+            return
+        if record.node_failure is not None:
+            return
+        record.node_failure = host
+        record.poll_stop.set()
+        self.mom.log.job(JOB_ERROR_CLASS, jobid, "im_eof, lost communication with %s, killing job now" % host)
+        self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "kill_job")
+        process = record.process
+        if process is not None and process.poll() is None:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def _finish(self, record, status):
         jobid = record.job["id"]
+        if record.node_failure is not None:
+            self._finish_node_failure(record)
+            return
         walltime = int(time.time() - (record.started or time.time()))
         exit_status = status if status >= 0 else 256 - status  # killed by signal N -> 256+N
         self.mom.log.record(pbslog.PBSEVENT_DEBUG, pbslog.OBJ_JOB, jobid, "task 00000001 terminated")
         self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "Terminated")
         self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "kill_job")
-        sisters = [h for h in record.sisters if h not in record.failed_hosts]
+        sisters = [h for h in record.sisters if h not in record.failed_hosts and h not in record.lost_hosts]
         self._fire_and_forget(sisters, lambda h: {"op": "delete_job", "jobid": jobid})
         try:
             self.run_event("execjob_end", record.job, record.vnodes, self._context(record))
@@ -589,6 +759,18 @@ class JobStarter:
         with self.lock:
             self.jobs.pop(jobid, None)
 
+    def _finish_node_failure(self, record):
+        jobid = record.job["id"]
+        self.mom.log.record(pbslog.PBSEVENT_DEBUG, pbslog.OBJ_JOB, jobid, "task 00000001 terminated")
+        self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "Terminated")
+        try:
+            self.run_event("execjob_end", record.job, record.vnodes, self._context(record))
+        except HookRejected:
+            pass
+        lost = record.node_failure
+        record.sisters = [h for h in record.sisters if h != lost and h not in record.failed_hosts]
+        self._requeue(record, reason="lost communication with sister mom %s" % lost, rerun=True)
+
     def delete_job(self, message):
         """Service op ``delete_job`` (qdel of a running job): kill its session, tell sisters."""
         jobid = message["jobid"]
@@ -598,6 +780,7 @@ class JobStarter:
         if record is None:
             return {"ok": True}
         record.deleted = True
+        record.poll_stop.set()
         process = record.process
         if process is not None and process.poll() is None:
             try:
@@ -619,6 +802,72 @@ class JobStarter:
             with self.lock:
                 self.jobs.pop(jobid, None)
         return {"ok": True}
+
+
+    # ---------------------------------------------------------------- tasks (pbsdsh)
+    def _primary_record(self, message):
+        with self.lock:
+            record = self.jobs.get(message.get("jobid"))
+        if record is None or not record.primary or record.cookie != message.get("cookie"):
+            return None
+        return record
+
+    def tm_nodeinfo(self, message):
+        """IM ``tm_nodeinfo`` {jobid, cookie} on the primary: ``{"ok": true, "nodes":
+        [host, ...]}``, the job's task nodes (its PBS_NODEFILE lines, from the current,
+        possibly pruned, exec_host); else ``{"ok": false, "code": 17000}``."""
+        record = self._primary_record(message)
+        if record is None:
+            return {"ok": False, "code": TM_ESYSTEM, "error": TM_ERROR_NAMES[TM_ESYSTEM]}
+        return {"ok": True, "nodes": nodefile_lines(record.job)}
+
+    def tm_spawn(self, message):
+        """IM ``tm_spawn`` {jobid, cookie, node (int index into tm_nodeinfo's list), argv}
+        on the primary: runs ``argv`` on that node (itself, or ``spawn_task`` to the
+        sister) as the job's user and waits for it. Reply ``{"ok": true, "stdout": str,
+        "stderr": str, "exit_status": int}`` or ``{"ok": false, "code": <TM error>}``
+        (17006 TM_ENOTFOUND: no such node / the sister has not the job's node there)."""
+        record = self._primary_record(message)
+        if record is None:
+            return {"ok": False, "code": TM_ESYSTEM, "error": TM_ERROR_NAMES[TM_ESYSTEM]}
+        nodes = nodefile_lines(record.job)
+        node = message.get("node")
+        if not isinstance(node, int) or not 0 <= node < len(nodes):
+            return {"ok": False, "code": TM_ENOTFOUND, "error": TM_ERROR_NAMES[TM_ENOTFOUND]}
+        argv = [str(a) for a in message.get("argv") or []]
+        if not argv:
+            return {"ok": False, "code": TM_ESYSTEM, "error": TM_ERROR_NAMES[TM_ESYSTEM]}
+        host = nodes[node]
+        if host == self.mom.host_name:
+            return self.run_task(record, argv, node)
+        try:
+            return self._im(host, {"op": "spawn_task", "jobid": record.job["id"], "cookie": record.cookie,
+                                   "argv": argv, "node": node}, TASK_TIMEOUT)
+        except wire.WireError:
+            return {"ok": False, "code": TM_ESYSTEM, "error": TM_ERROR_NAMES[TM_ESYSTEM]}
+
+    def run_task(self, record, argv, node):
+        """Run one task of the job here as the job's user, capturing its output."""
+        job = record.job
+        user = self._user(job)
+        nodefile = os.path.join(self.mom.pbs_home, "aux", job["id"]) if record.primary else None
+        env = self.job_environment(job, nodefile, record.cookie)
+        env["PBS_NODENUM"] = str(node)
+        kwargs = {}
+        if os.getuid() == 0 and user.pw_uid != 0:
+            groups = [g.gr_gid for g in grp.getgrall() if user.pw_name in g.gr_mem]
+            kwargs = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": groups}
+        cwd = user.pw_dir if os.path.isdir(user.pw_dir) else "/"
+        self.mom.log.job(pbslog.PBSEVENT_DEBUG, job["id"], "task spawn: %s" % " ".join(argv))
+        try:
+            done = subprocess.run(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
+                                  start_new_session=True, **kwargs)
+        except OSError as exc:
+            # The task's child could not exec: the mom's task obit carries 254.
+            return {"ok": True, "stdout": "", "stderr": "%s: %s\n" % (argv[0], exc.strerror), "exit_status": 254}
+        status = done.returncode if done.returncode >= 0 else 256 - done.returncode
+        return {"ok": True, "stdout": done.stdout.decode("utf-8", "replace"),
+                "stderr": done.stderr.decode("utf-8", "replace"), "exit_status": status}
 
 
 def apply_job_changes(job, changes):
