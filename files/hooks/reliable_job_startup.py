@@ -193,7 +193,7 @@ def on_queuejob(event, config):
         return
     if not tolerate:
         job.tolerate_node_failures = config["tolerate"]
-    original = str(select)
+    original = with_explicit_counts(str(select))
     resource = config["keep_select_resource"]
     job.Resource_List[resource] = original
     try:
@@ -205,6 +205,17 @@ def on_queuejob(event, config):
     job.Resource_List["select"] = padded
     pbs.logmsg(pbs.LOG_DEBUG, "%s: select %s padded to %s, original kept in Resource_List.%s, tolerate_node_failures=%s"
                % (name, original, padded, resource, job.tolerate_node_failures))
+
+
+def with_explicit_counts(select):
+    """``ncpus=1+2:ncpus=1`` -> ``1:ncpus=1+2:ncpus=1``: the saved select spells every
+    chunk count, as the seed's ``Resource_List.site`` does and as release_nodes()'s
+    schedselect will, so the saved and the pruned select compare equal."""
+    chunks = []
+    for chunk in select.split("+"):
+        head = chunk.split(":", 1)[0]
+        chunks.append(chunk if head.isdigit() else "1:" + chunk)
+    return "+".join(chunks)
 
 
 def offline_failed_vnodes(event, job_id):

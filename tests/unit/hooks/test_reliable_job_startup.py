@@ -49,7 +49,7 @@ def test_queuejob_pads_demo_case_and_keeps_original_select_in_site(tmp_path):
     result = run(tmp_path, "queuejob", queuejob_context("ncpus=1+ncpus=1+ncpus=1"))
     assert result["accepted"]
     assert result["job"]["Resource_List"]["select"] == "1:ncpus=1+2:ncpus=1+2:ncpus=1"
-    assert result["job"]["Resource_List"]["site"] == "ncpus=1+ncpus=1+ncpus=1"
+    assert result["job"]["Resource_List"]["site"] == "1:ncpus=1+1:ncpus=1+1:ncpus=1"
     assert result["job"]["tolerate_node_failures"] == "job_start"
     assert any("padded to 1:ncpus=1+2:ncpus=1+2:ncpus=1" in record[3] for record in result["logs"])
 
@@ -79,7 +79,8 @@ def test_queuejob_percent_and_map_increments(tmp_path, select, increment, padded
     result = run(tmp_path, "queuejob", queuejob_context(select), config={"increment": increment})
     assert result["accepted"], result["reject_msg"]
     assert result["job"]["Resource_List"]["select"] == padded
-    assert result["job"]["Resource_List"]["site"] == select
+    explicit = "+".join(c if c.split(":")[0].isdigit() else "1:" + c for c in select.split("+"))
+    assert result["job"]["Resource_List"]["site"] == explicit
 
 
 @pytest.mark.parametrize("explicit", ["all", "job_start"])
