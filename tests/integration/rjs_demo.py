@@ -1,0 +1,242 @@
+"""The reliable-job-startup demo: mock cluster up, site.yml over SSH (twice), a sister mom
+frozen, a padded job submitted as the non-root user, and the evidence that it started
+pruned (PP-928 "Case of Reliable Job Startup").
+
+Used by ``tests/integration/demo`` (``make demo``) and by the integration test that
+asserts each piece of evidence. Everything goes through the cluster launcher, real
+``ansible-playbook`` and the mock's own commands run inside the nodes.
+"""
+import os
+import re
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CLUSTER = os.path.join(REPO, "tests", "integration", "cluster")
+DEMO_VARS = os.path.join(REPO, "tests", "integration", "demo_vars.yml")
+SERVER = "pbs-server"
+JOB_USER = "pbsuser"
+FROZEN_SISTER = "mom2"
+JOB_SCRIPT = 'echo "PBS_NODEFILE=$PBS_NODEFILE"\ncat "$PBS_NODEFILE"\nsleep 6\necho END\n'
+RECAP_RE = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
+
+
+class DemoError(RuntimeError):
+    """The demo could not produce a piece of evidence."""
+
+
+class Cluster:
+    """Thin wrapper over the launcher ``tests/integration/cluster``."""
+
+    def __init__(self, workdir, python=sys.executable):
+        self.workdir = workdir
+        self.python = python
+
+    def _cmd(self, *args):
+        return [self.python, CLUSTER] + list(args) + ["--workdir", self.workdir]
+
+    def up(self, moms):
+        out = subprocess.run(self._cmd("up", "--moms", str(moms)), check=True,
+                             stdout=subprocess.PIPE, text=True).stdout
+        return out.strip().splitlines()[-1]
+
+    def down(self):
+        subprocess.run(self._cmd("down"), check=False)
+
+    def stop_mom(self, node, freeze=False):
+        subprocess.run(self._cmd("stop-mom", node, *(["--freeze"] if freeze else [])), check=True)
+
+    def start_mom(self, node):
+        subprocess.run(self._cmd("start-mom", node), check=True)
+
+    def run(self, node, argv, user=None, stdin=None, check=True):
+        cmd = [self.python, CLUSTER, "exec", node, "--workdir", self.workdir]
+        if user:
+            cmd += ["--user", user]
+        proc = subprocess.run(cmd + ["--"] + list(argv), input=stdin, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        if check and proc.returncode != 0:
+            raise DemoError("%s on %s failed (rc %d): %s" % (" ".join(argv), node, proc.returncode, proc.stderr))
+        return proc
+
+
+def run_playbook(inventory, playbook="playbooks/site.yml", extra_vars_file=DEMO_VARS):
+    """Run ansible-playbook for real; returns (rc, output text, {host: recap dict})."""
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_FORCE_COLOR="0")
+    bindir = os.path.dirname(sys.executable)
+    cmd = [os.path.join(bindir, "ansible-playbook"), "-i", inventory, playbook]
+    if extra_vars_file:
+        cmd += ["-e", "@" + extra_vars_file]
+    proc = subprocess.run(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    recap = {}
+    for match in RECAP_RE.finditer(proc.stdout):
+        recap[match.group(1)] = {"ok": int(match.group(2)), "changed": int(match.group(3)),
+                                 "unreachable": int(match.group(4)), "failed": int(match.group(5))}
+    return proc.returncode, proc.stdout, recap
+
+
+def parse_qstat_f(text):
+    """``qstat -f`` output -> dict of attribute -> value (continuation lines joined)."""
+    attrs = {}
+    key = None
+    for line in text.splitlines():
+        if line.startswith("Job Id:"):
+            attrs["Job Id"] = line.split(":", 1)[1].strip()
+        elif line.startswith("\t") and key:
+            attrs[key] += line.strip()
+        elif " = " in line and line.startswith("    "):
+            key, value = line.strip().split(" = ", 1)
+            attrs[key] = value
+    return attrs
+
+
+def accounting_records(cluster, jobid):
+    """Accounting records of ``jobid`` on the server: list of (type, line)."""
+    proc = cluster.run(SERVER, ["sh", "-c", "cat /var/spool/pbs/server_priv/accounting/*"])
+    records = []
+    for line in proc.stdout.splitlines():
+        fields = line.split(";", 3)
+        if len(fields) == 4 and fields[2] == jobid:
+            records.append((fields[1], line))
+    return records
+
+
+def record_fields(line):
+    """``key=value`` pairs of an accounting record's message part."""
+    message = line.split(";", 3)[3]
+    return dict(item.split("=", 1) for item in message.split() if "=" in item)
+
+
+def wait_for(predicate, timeout, what, interval=0.5):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise DemoError("timed out after %ds waiting for %s" % (timeout, what))
+
+
+def submit_and_collect(cluster, moms=5):
+    """Freeze a sister, submit the padded job, and gather the evidence (a dict)."""
+    evidence = {}
+    cluster.stop_mom(FROZEN_SISTER, freeze=True)
+    evidence["frozen_sister"] = FROZEN_SISTER
+    proc = cluster.run(SERVER, ["qsub", "-l", "select=ncpus=1+ncpus=1+ncpus=1", "-l", "place=scatter"],
+                       user=JOB_USER, stdin=JOB_SCRIPT)
+    jobid = proc.stdout.strip()
+    evidence["jobid"] = jobid
+
+    def started_record():
+        types = [t for t, _ in accounting_records(cluster, jobid)]
+        return "S" in types
+
+    wait_for(started_record, 60, "job %s to be sent to its moms (S record)" % jobid)
+
+    def pruned_running():
+        proc = cluster.run(SERVER, ["qstat", "-f", jobid], check=False)
+        attrs = parse_qstat_f(proc.stdout)
+        if attrs.get("job_state") == "R" and any(t == "s" for t, _ in accounting_records(cluster, jobid)):
+            return attrs
+        return None
+
+    evidence["qstat_f"] = wait_for(pruned_running, 90, "job %s running pruned (s record)" % jobid)
+    records = accounting_records(cluster, jobid)
+    evidence["S"] = [line for t, line in records if t == "S"][0]
+    evidence["s"] = [line for t, line in records if t == "s"][0]
+    log = cluster.run("mom1", ["sh", "-c", "cat /var/spool/pbs/mom_logs/*"]).stdout
+    evidence["primary_mom_log"] = [line for line in log.splitlines() if ";%s;" % jobid in line]
+
+    seq = jobid.split(".")[0]
+    output_file = "/home/%s/STDIN.o%s" % (JOB_USER, seq)
+
+    def job_output():
+        proc = cluster.run(SERVER, ["cat", output_file], check=False)
+        return proc.stdout if proc.returncode == 0 and "END" in proc.stdout else None
+
+    evidence["output"] = wait_for(job_output, 90, "job output %s" % output_file)
+    nodefile = [line for line in evidence["output"].splitlines()
+                if line and not line.startswith("PBS_NODEFILE=") and line != "END"]
+    evidence["nodefile"] = nodefile
+    evidence["pbsnodes_frozen"] = cluster.run(SERVER, ["pbsnodes", FROZEN_SISTER], check=False).stdout
+    cluster.start_mom(FROZEN_SISTER)
+    return evidence
+
+
+def check_evidence(evidence, moms=5):
+    """Return a list of problems (empty when the job started pruned as PP-928 says)."""
+    problems = []
+    start = record_fields(evidence["S"])
+    prune = record_fields(evidence["s"])
+    if start.get("Resource_List.select") != "1:ncpus=1+2:ncpus=1+2:ncpus=1":
+        problems.append("padded select is %r, expected 1:ncpus=1+2:ncpus=1+2:ncpus=1" % start.get("Resource_List.select"))
+    if start.get("Resource_List.site") != "1:ncpus=1+1:ncpus=1+1:ncpus=1":
+        problems.append("saved site is %r" % start.get("Resource_List.site"))
+    start_hosts = [h.split("/")[0] for h in start.get("exec_host", "").split("+") if h]
+    if len(start_hosts) != moms:
+        problems.append("job started on %d hosts (%s), expected %d" % (len(start_hosts), start_hosts, moms))
+    pruned_hosts = [h.split("/")[0] for h in prune.get("exec_host", "").split("+") if h]
+    if len(pruned_hosts) != 3 or evidence["frozen_sister"] in pruned_hosts:
+        problems.append("pruned exec_host %r: expected 3 hosts without %s" % (prune.get("exec_host"), evidence["frozen_sister"]))
+    qstat_hosts = [h.split("/")[0] for h in evidence["qstat_f"].get("exec_host", "").split("+") if h]
+    if qstat_hosts != pruned_hosts:
+        problems.append("qstat -f exec_host %r differs from the s record %r" % (qstat_hosts, pruned_hosts))
+    if [h.split(".")[0] for h in evidence["nodefile"]] != pruned_hosts:
+        problems.append("PBS_NODEFILE %r does not list the kept hosts %r" % (evidence["nodefile"], pruned_hosts))
+    sister = evidence["frozen_sister"]
+    if not any("ignoring error from %s as job is tolerant of node failures" % sister in line
+               for line in evidence["primary_mom_log"]):
+        problems.append("primary mom did not log that it ignored %s" % sister)
+    if not any("pruned to exec_vnode=" in line for line in evidence["primary_mom_log"]):
+        problems.append("primary mom did not log 'pruned to exec_vnode='")
+    return problems
+
+
+def print_evidence(evidence, out=sys.stdout):
+    start = record_fields(evidence["S"])
+    write = out.write
+    write("\n=== Evidence for job %s (sister %s frozen) ===\n" % (evidence["jobid"], evidence["frozen_sister"]))
+    write("padded select (S record): %s\n" % start.get("Resource_List.select"))
+    write("saved original  (site):   %s\n" % start.get("Resource_List.site"))
+    write("started on:               %s\n" % start.get("exec_host"))
+    write("\nprimary mom log lines:\n")
+    for line in evidence["primary_mom_log"]:
+        if any(word in line for word in ("job_start_error", "ignoring error", "sister_join_job_alarm", "pruned")):
+            write("  %s\n" % line)
+    write("\nqstat -f while running:\n")
+    for key in ("job_state", "exec_host", "exec_vnode", "Resource_List.select", "Resource_List.site",
+                "Resource_List.nodect", "tolerate_node_failures"):
+        write("  %s = %s\n" % (key, evidence["qstat_f"].get(key)))
+    write("\nPBS_NODEFILE:\n")
+    for host in evidence["nodefile"]:
+        write("  %s\n" % host)
+    write("\ns accounting record:\n  %s\n" % evidence["s"])
+
+
+def run_demo(workdir, moms=5, keep=False, out=sys.stdout):
+    """The whole demo. Returns (evidence, problems, playbook recaps)."""
+    cluster = Cluster(workdir)
+    try:
+        out.write("--- bringing up 1 server + %d moms\n" % moms)
+        out.flush()
+        inventory = cluster.up(moms)
+        recaps = []
+        for attempt in ("first", "second (idempotence)"):
+            out.write("--- ansible-playbook playbooks/site.yml, %s run\n" % attempt)
+            out.flush()
+            rc, text, recap = run_playbook(inventory)
+            out.write(text[text.find("PLAY RECAP"):] if "PLAY RECAP" in text else text)
+            if rc != 0:
+                out.write(text)
+                raise DemoError("site.yml failed (rc %d) on the %s run" % (rc, attempt))
+            recaps.append(recap)
+        evidence = submit_and_collect(cluster, moms)
+        print_evidence(evidence, out)
+        problems = check_evidence(evidence, moms)
+        if any(r["changed"] for r in recaps[1].values()):
+            problems.append("second site.yml run changed something: %s" % recaps[1])
+        return evidence, problems, recaps
+    finally:
+        if not keep:
+            cluster.down()
