@@ -73,3 +73,72 @@ def hook_file_paths(hooks_dir, name):
     """``{"body": .../NAME.PY, "config": .../NAME.CF}`` in server_priv/hooks."""
     return {"body": os.path.join(hooks_dir, name + ".PY"),
             "config": os.path.join(hooks_dir, name + ".CF")}
+
+
+# Defaults a ``.HK`` file leaves out (transcript c_: h1.HK has no ``enabled`` line).
+HK_DEFAULTS = {"type": "site", "enabled": "true", "event": "", "user": "pbsadmin",
+               "alarm": "30", "order": "1", "debug": "false", "fail_action": "none"}
+# PP-928 interfaces 3 and 4: the value used when no enabled hook has the event.
+ALARM_SUM_FALLBACK = 30
+# Mom option -> the hook event whose enabled alarms make its default (PP-928 i3 / i4).
+MOM_OPTION_EVENT = {"sister_join_job_alarm": "execjob_begin",
+                    "job_launch_delay": "execjob_prologue"}
+
+
+def parse_hk(text):
+    """``.HK`` file text (``key=value`` lines) -> dict of attribute text with the
+    defaults of :data:`HK_DEFAULTS` filled in."""
+    values = dict(HK_DEFAULTS)
+    for line in text.splitlines():
+        if "=" in line:
+            key, value = line.split("=", 1)
+            values[key.strip()] = value.strip()
+    return values
+
+
+def read_hook_dir(hooks_dir):
+    """Hooks found in a ``server_priv/hooks`` or ``mom_priv/hooks`` directory.
+
+    Returns ``{name: attributes}`` from every ``NAME.HK`` (see :func:`parse_hk`); an
+    unreadable or missing directory gives ``{}``; unreadable files are skipped.
+    """
+    hooks = {}
+    try:
+        names = sorted(os.listdir(hooks_dir))
+    except OSError:
+        return hooks
+    for entry in names:
+        if not entry.endswith(".HK"):
+            continue
+        try:
+            with open(os.path.join(hooks_dir, entry)) as handle:
+                hooks[entry[:-3]] = parse_hk(handle.read())
+        except (IOError, OSError, UnicodeDecodeError):
+            continue
+    return hooks
+
+
+def enabled_alarms(hooks, event):
+    """``[(name, alarm seconds)]`` of the enabled hooks (``{name: attrs}``) having
+    ``event``, sorted by name. A non-numeric alarm counts as 30 (PBS's default)."""
+    found = []
+    for name in sorted(hooks):
+        attrs = hooks[name]
+        if str(attrs.get("enabled", "true")).lower() not in ("true", "t", "y", "1"):
+            continue
+        events = [e.strip() for e in attrs.get("event", "").split(",") if e.strip()]
+        if event in events:
+            alarm = str(attrs.get("alarm", "30")).strip()
+            found.append((name, int(alarm) if alarm.isdigit() else 30))
+    return found
+
+
+def default_from_alarms(hooks, option):
+    """PBS's default of ``$sister_join_job_alarm`` / ``$job_launch_delay`` (PP-928
+    interfaces 3 and 4): the sum of the enabled hooks' alarms for the event of
+    :data:`MOM_OPTION_EVENT`, or 30 when there is no such hook. Returns
+    ``(seconds, [(hook, alarm)])``."""
+    alarms = enabled_alarms(hooks, MOM_OPTION_EVENT[option])
+    if not alarms:
+        return ALARM_SUM_FALLBACK, []
+    return sum(a for _, a in alarms), alarms

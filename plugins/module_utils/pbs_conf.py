@@ -45,13 +45,15 @@ def parse_pbs_conf(text):
 class PbsPaths(object):
     """PBS locations resolved from pbs.conf.
 
-    Attributes: ``conf_file`` (path read or that would have been read), ``conf`` (dict of
+    Attributes: ``conf_file`` (path read or that would have been read), ``conf_found``
+    (whether it could be read), ``conf`` (dict of
     all pbs.conf values after environment overrides), ``home`` (PBS_HOME), ``exec_dir``
     (PBS_EXEC).
     """
 
-    def __init__(self, conf_file, conf):
+    def __init__(self, conf_file, conf, conf_found=True):
         self.conf_file = conf_file
+        self.conf_found = conf_found
         self.conf = conf
         self.home = conf.get("PBS_HOME") or DEFAULT_PBS_HOME
         self.exec_dir = conf.get("PBS_EXEC") or DEFAULT_PBS_EXEC
@@ -77,6 +79,30 @@ class PbsPaths(object):
         return os.path.join(self.home, "mom_priv", "mom.lock")
 
     @property
+    def mom_hooks_dir(self):
+        """``PBS_HOME/mom_priv/hooks`` (the hook files the server copied to this mom)."""
+        return os.path.join(self.home, "mom_priv", "hooks")
+
+    @property
+    def pbs_mom(self):
+        """``PBS_EXEC/sbin/pbs_mom``."""
+        return os.path.join(self.exec_dir, "sbin", "pbs_mom")
+
+    @property
+    def version_file(self):
+        """``PBS_HOME/pbs_version`` (the installed version, one line)."""
+        return os.path.join(self.home, "pbs_version")
+
+    def lock_file(self, daemon):
+        """Lock file holding the pid of ``daemon`` (server, sched, mom, comm)."""
+        return {
+            "server": os.path.join(self.home, "server_priv", "server.lock"),
+            "sched": os.path.join(self.home, "sched_priv", "sched.lock"),
+            "mom": os.path.join(self.home, "mom_priv", "mom.lock"),
+            "comm": os.path.join(self.home, "server_priv", "comm.lock"),
+        }[daemon]
+
+    @property
     def mom_logs_dir(self):
         """``PBS_HOME/mom_logs`` (one file per local day, named YYYYMMDD)."""
         return os.path.join(self.home, "mom_logs")
@@ -94,22 +120,34 @@ def resolve_pbs_paths(pbs_conf_file=None, environ=None):
     explicit = bool(pbs_conf_file)
     path = pbs_conf_file or environ.get("PBS_CONF_FILE") or DEFAULT_CONF_FILE
     conf = {"PBS_HOME": DEFAULT_PBS_HOME, "PBS_EXEC": DEFAULT_PBS_EXEC}
+    found = True
     try:
         with open(path) as handle:
             conf.update(parse_pbs_conf(handle.read()))
     except (IOError, OSError) as exc:
         if explicit:
             raise PbsConfError("cannot read pbs.conf %s: %s" % (path, exc))
+        found = False
     for key in _ENV_OVERRIDES:
         if environ.get(key):
             conf[key] = environ[key]
-    return PbsPaths(path, conf)
+    return PbsPaths(path, conf, found)
 
 
-def module_pbs_paths(module):
-    """:func:`resolve_pbs_paths` for an AnsibleModule; fails the module on error."""
+def module_pbs_paths(module, required=True):
+    """:func:`resolve_pbs_paths` for an AnsibleModule; fails the module on error.
+
+    With ``required`` (the default) a host without any pbs.conf fails the module with a
+    message saying so, before anything is read or changed.
+    """
     try:
-        return resolve_pbs_paths(module.params.get("pbs_conf_file"))
+        paths = resolve_pbs_paths(module.params.get("pbs_conf_file"))
     except PbsConfError as exc:
         module.fail_json(msg="%s. Give the path of pbs.conf in pbs_conf_file, or omit it "
                              "to use $PBS_CONF_FILE / /etc/pbs.conf." % exc)
+    if required and not paths.conf_found:
+        module.fail_json(msg="PBS does not seem to be installed on this host: %s does not "
+                             "exist. Install PBS there, run the task on a PBS host, or give "
+                             "the path of pbs.conf in pbs_conf_file. Nothing was changed."
+                         % paths.conf_file)
+    return paths

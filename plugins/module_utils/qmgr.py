@@ -44,9 +44,12 @@ _MAX_OPEN = re.compile(r"^Max open servers: \d+\s*$")
 
 class QmgrError(Exception):
     """A qmgr call failed. Attributes: ``msg``, ``cmd`` (argument list), ``rc``,
-    ``stdout``, ``stderr``, ``commands`` (stdin commands, if any)."""
+    ``stdout``, ``stderr``, ``commands`` (stdin commands, if any), and for a batch that
+    stopped half-way ``applied`` / ``not_applied`` (the write commands that did and did not
+    take effect, in order; None when unknown)."""
 
-    def __init__(self, msg, cmd, rc, stdout, stderr, commands=None):
+    def __init__(self, msg, cmd, rc, stdout, stderr, commands=None, applied=None,
+                 not_applied=None):
         Exception.__init__(self, msg)
         self.msg = msg
         self.cmd = cmd
@@ -54,11 +57,17 @@ class QmgrError(Exception):
         self.stdout = stdout
         self.stderr = stderr
         self.commands = commands or []
+        self.applied = applied
+        self.not_applied = not_applied
 
     def fail_kwargs(self):
         """Keyword arguments for ``module.fail_json``."""
-        return dict(msg=self.msg, cmd=self.cmd, rc=self.rc, stdout=self.stdout,
-                    stderr=self.stderr, commands=self.commands)
+        kwargs = dict(msg=self.msg, cmd=self.cmd, rc=self.rc, stdout=self.stdout,
+                      stderr=self.stderr, commands=self.commands)
+        if self.applied is not None:
+            kwargs.update(applied=self.applied, not_applied=self.not_applied,
+                          changed=bool(self.applied))
+        return kwargs
 
 
 class QmgrValueError(ValueError):
@@ -230,19 +239,77 @@ class Qmgr(object):
                             [self.path, "-c", command], rc, out, err)
         return out
 
-    def run_batch(self, commands, what):
+    def run_batch(self, commands, what, marker=None):
         """Run ``commands`` (list of str) in ONE ``qmgr -a`` invocation fed on stdin.
 
-        ``what`` names the change for error messages. Returns ``(stdout, stderr)`` with
-        the ``Max open servers`` line removed from stdout. Raises :class:`QmgrError` when
-        qmgr exits non-zero (qmgr stopped at the first rejected command).
+        ``what`` names the change for error messages. ``marker``: a cheap ``list`` command
+        of the object being changed (see :func:`marker_command`); when given and there is
+        more than one write command, it is fed after every write command so that the
+        number of listings qmgr printed before it stopped tells exactly how many writes
+        took effect (a write prints nothing on stdout; ``-a`` stops at the first rejected
+        command). Markers are not returned in any output.
+
+        Returns ``(stdout, stderr)`` with the ``Max open servers`` line and the marker
+        listings removed from stdout. Raises :class:`QmgrError` when qmgr exits non-zero;
+        with markers its ``applied`` / ``not_applied`` lists say which write commands
+        took effect.
         """
+        writes = [c for c in commands if not c.startswith("list ")]
+        use_markers = marker is not None and len(writes) > 1
+        fed = []
+        for command in commands:
+            fed.append(command)
+            if use_markers and not command.startswith(("list ", "delete ")):
+                fed.append(marker)
         cmd = [self.path, "-a"]
-        data = "".join(c + "\n" for c in commands)
+        data = "".join(c + "\n" for c in fed)
         rc, out, err = self.module.run_command(cmd, data=data, binary_data=True)
+        out = strip_max_open_servers(out)
         if rc != 0:
-            raise QmgrError("qmgr rejected %s (rc %s): %s. qmgr stopped at the first "
+            applied = not_applied = None
+            detail = ""
+            if use_markers:
+                try:
+                    done = len(parse_list_output(out))
+                except ValueError:
+                    done = None
+                if done is not None:
+                    done = min(done, len(writes))
+                    applied, not_applied = writes[:done], writes[done:]
+                    detail = (" qmgr stopped at %r; applied before it: %s; not applied: %s."
+                              % (not_applied[0] if not_applied else None,
+                                 applied or "none", not_applied))
+            raise QmgrError("qmgr rejected %s (rc %s): %s.%s qmgr stopped at the first "
                             "rejected command; fix the value or attribute it names and "
-                            "run the task again." % (what, rc, err.strip()),
-                            cmd, rc, out, err, commands)
-        return strip_max_open_servers(out), err
+                            "run the task again." % (what, rc, err.strip(), detail),
+                            cmd, rc, out, err, commands, applied, not_applied)
+        if use_markers:
+            out = drop_marker_listings(out, len([c for c in commands
+                                                 if not c.startswith(("list ", "delete "))]))
+        return out, err
+
+
+# An attribute every object of the type has, so ``list OBJ NAME ATTR`` is valid and short.
+MARKER_ATTRIBUTE = {
+    "server": "scheduling", "sched": "scheduling", "queue": "queue_type", "node": "state",
+    "hook": "enabled", "pbshook": "enabled",
+}
+
+
+def marker_command(object_type, name=None):
+    """``list OBJ [NAME] ATTR``: one header line (plus one attribute line) of output."""
+    return "%s %s" % (list_command(object_type, name), MARKER_ATTRIBUTE[object_type])
+
+
+def drop_marker_listings(text, count):
+    """``text`` without its first ``count`` object listings (the markers' output)."""
+    if count <= 0:
+        return text
+    lines = text.splitlines(True)
+    seen = 0
+    for index, line in enumerate(lines):
+        if line.strip() and not line.startswith((" ", "\t")):
+            seen += 1
+            if seen == count + 1:
+                return "".join(lines[index:])
+    return ""

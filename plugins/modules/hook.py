@@ -25,6 +25,8 @@ description:
     queuejob), C(PBS_cray_atom) (Shasta ATOM hook, config file) and execjob_resize.
 version_added: "0.1.0"
 author: hpc.pbs developers
+requirements:
+  - jsonschema (Python library on the managed host, only for O(config_schema))
 extends_documentation_fragment:
   - hpc.pbs.pbs
 options:
@@ -45,7 +47,7 @@ options:
     description:
       - C(site) for a site hook (qmgr object C(hook)); C(pbs) for a built-in pbshook
         (qmgr object C(pbshook)). For C(pbs) only O(enabled), O(events), O(alarm),
-        O(order), O(fail_action) and O(config)/O(config_src) may be given; the hook must
+        O(order), O(fail_action), O(freq) and O(config)/O(config_src) may be given; the hook must
         exist already.
     type: str
     default: site
@@ -62,8 +64,10 @@ options:
         C(execjob_launch), C(exechost_startup), C(execjob_attach), C(execjob_resize),
         C(execjob_abort), C(execjob_postsuspend), C(execjob_preresume).
         An unknown name fails the task with qmgr's own message before anything is done.
+      - C(event) (qmgr's attribute name) is an alias.
     type: list
     elements: str
+    aliases: [event]
   enabled:
     description:
       - Whether the hook runs. When omitted, an existing hook keeps its state and a new
@@ -93,8 +97,8 @@ options:
     choices: [pbsadmin, pbsuser]
   freq:
     description:
-      - Seconds between runs of a periodic hook (site hooks only); the resulting events
-        must contain C(periodic) or C(exechost_periodic).
+      - Seconds between runs of a periodic hook, at least 1; the resulting events must
+        contain C(periodic) or C(exechost_periodic).
     type: int
   debug:
     description:
@@ -103,17 +107,32 @@ options:
   body:
     description:
       - The hook's Python source, imported as C(application/x-python) when it differs
-        from the current body byte for byte (UTF-8). Site hooks only.
+        from the current body byte for byte (UTF-8). Site hooks only; PBS refuses a
+        body for a pbshook (C(<content-type> must be application/x-config)) and so does
+        this module, before anything runs.
+      - C(content) is an alias.
     type: str
+    aliases: [content]
   body_src:
     description:
       - Path on the managed host of the hook's Python source (alternative to O(body)).
+      - C(src) is an alias.
     type: path
+    aliases: [src]
   config:
     description:
-      - The hook's config file content, imported as C(application/x-config) when it
+      - The hook's config file. A dict (or list) is written as JSON (sorted keys, indent
+        2, final newline); a string is taken as it is.
+      - Imported as C(application/x-config) with qmgr's C(default) encoding from a
+        file (never C(base64), whose failure deletes the existing config) when it
         differs from the current one byte for byte.
-    type: str
+    type: raw
+  config_schema:
+    description:
+      - A JSON Schema (dict, draft of its C($schema), else draft 2020-12) the config must
+        satisfy; checked with the Python C(jsonschema) library on the managed host
+        before anything is written. With it the config is always parsed as JSON.
+    type: dict
   config_src:
     description:
       - Path on the managed host of the config file (alternative to O(config)).
@@ -176,8 +195,18 @@ import json
 import os
 import tempfile
 
-from ansible.module_utils.basic import AnsibleModule
+import traceback
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 from ansible.module_utils.common.text.converters import to_bytes, to_text
+
+try:
+    import jsonschema
+    import jsonschema.validators
+    JSONSCHEMA_IMPORT_ERROR = None
+except ImportError:
+    jsonschema = None
+    JSONSCHEMA_IMPORT_ERROR = traceback.format_exc()
 
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
     CONTENT_BODY, CONTENT_CONFIG, NEW_SITE_HOOK, PERIODIC_EVENTS, SITE_ORDER_RANGE,
@@ -186,11 +215,12 @@ from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
     module_pbs_paths, pbs_conf_argument_spec)
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
-    Qmgr, QmgrError, QmgrValueError, bool_word, list_command, parse_list_output,
+    Qmgr, QmgrError, QmgrValueError, bool_word, list_command, marker_command,
+    parse_list_output,
     quote_value, set_command, split_list_value)
 
 PLACEHOLDER = "<temporary file>"
-SITE_ONLY = ("body", "body_src", "user", "freq", "debug")
+SITE_ONLY = ("body", "body_src", "user", "debug")
 # Attributes that setting ``event`` can reset on the server (hook_func.c), so they are
 # written again after a change of events when the task names them.
 RESET_BY_EVENT = ("user", "fail_action", "freq")
@@ -211,13 +241,44 @@ def read_source(module, option, text, path):
     return None
 
 
-def check_json(module, config):
+def config_text(module, value):
+    """The config option as text: a dict/list as JSON (sorted keys, indent 2, newline),
+    a string unchanged, None when not given."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, indent=2, sort_keys=True) + "\n"
+    module.fail_json(msg="config must be a string, a dict or a list, not %s"
+                         % type(value).__name__)
+
+
+def check_json(module, config, schema=None):
+    """Fail unless ``config`` (bytes) parses as JSON and, with ``schema``, satisfies it."""
     try:
-        json.loads(to_text(config, errors="surrogate_or_strict"))
+        data = json.loads(to_text(config, errors="surrogate_or_strict"))
     except ValueError as exc:
         module.fail_json(msg="the hook config is not valid JSON (%s); nothing was imported. "
                              "qmgr would import a broken file with rc 0. Fix the config or "
                              "set config_format=raw for a non-JSON config." % exc)
+    if not schema:
+        return
+    if JSONSCHEMA_IMPORT_ERROR is not None:
+        module.fail_json(msg=missing_required_lib("jsonschema", reason="for config_schema"),
+                         exception=JSONSCHEMA_IMPORT_ERROR)
+    try:
+        validator_class = jsonschema.validators.validator_for(
+            schema, default=jsonschema.Draft202012Validator)
+        validator_class.check_schema(schema)
+        errors = sorted(validator_class(schema).iter_errors(data),
+                        key=lambda e: list(e.absolute_path))
+    except jsonschema.exceptions.SchemaError as exc:
+        module.fail_json(msg="config_schema is not a valid JSON Schema: %s" % exc.message)
+    if errors:
+        module.fail_json(msg="the hook config does not satisfy config_schema; nothing was "
+                             "written: %s" % "; ".join(
+                                 "%s: %s" % ("/".join(str(p) for p in e.absolute_path) or
+                                             "(top)", e.message) for e in errors),
+                         schema_errors=[e.message for e in errors])
 
 
 def validate(module, params):
@@ -229,8 +290,8 @@ def validate(module, params):
             module.fail_json(msg="%s cannot be managed on a built-in pbshook (type=pbs): "
                                  "PBS refuses a body ('<content-type> must be "
                                  "application/x-config') and these attributes. Only "
-                                 "enabled, events, alarm, order, fail_action and config "
-                                 "may be given." % ", ".join(given))
+                                 "enabled, events, alarm, order, fail_action, freq and "
+                                 "config may be given." % ", ".join(given))
         if params["state"] == "absent":
             module.fail_json(msg="a built-in pbshook cannot be deleted (qmgr: Invalid "
                                  "request); use enabled=false instead")
@@ -365,7 +426,7 @@ def main():
         name=dict(type="str", required=True),
         state=dict(type="str", default="present", choices=["present", "absent"]),
         type=dict(type="str", default="site", choices=["site", "pbs"]),
-        events=dict(type="list", elements="str"),
+        events=dict(type="list", elements="str", aliases=["event"]),
         enabled=dict(type="bool"),
         order=dict(type="int"),
         alarm=dict(type="int"),
@@ -375,9 +436,10 @@ def main():
         user=dict(type="str", choices=["pbsadmin", "pbsuser"]),
         freq=dict(type="int"),
         debug=dict(type="bool"),
-        body=dict(type="str"),
-        body_src=dict(type="path"),
-        config=dict(type="str"),
+        body=dict(type="str", aliases=["content"]),
+        body_src=dict(type="path", aliases=["src"]),
+        config=dict(type="raw"),
+        config_schema=dict(type="dict"),
         config_src=dict(type="path"),
         config_format=dict(type="str", default="json", choices=["json", "raw"]),
     )
@@ -390,9 +452,10 @@ def main():
 
     validate(module, params)
     body = read_source(module, "body_src", params["body"], params["body_src"])
-    config = read_source(module, "config_src", params["config"], params["config_src"])
-    if config is not None and params["config_format"] == "json":
-        check_json(module, config)
+    config = read_source(module, "config_src", config_text(module, params["config"]),
+                         params["config_src"])
+    if config is not None and (params["config_format"] == "json" or params["config_schema"]):
+        check_json(module, config, params["config_schema"])
 
     paths = module_pbs_paths(module)
     qmgr = Qmgr(module, paths.qmgr)
@@ -461,7 +524,8 @@ def main():
             result.update(changed=True, commands=batch, hook=after)
             if not module.check_mode:
                 try:
-                    out, err = qmgr.run_batch(batch, "the changes to %s %s" % (kind, name))
+                    out, err = qmgr.run_batch(batch, "the changes to %s %s" % (kind, name),
+                                              marker=marker_command(kind, name))
                 except QmgrError as exc:
                     module.fail_json(**exc.fail_kwargs())
                 for line in err.splitlines():

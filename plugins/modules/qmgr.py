@@ -124,8 +124,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
     module_pbs_paths, pbs_conf_argument_spec)
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
-    Qmgr, QmgrError, QmgrValueError, bool_word, list_command, parse_list_output,
-    set_command, split_list_value, unset_command)
+    Qmgr, QmgrError, QmgrValueError, bool_word, list_command, marker_command,
+    parse_list_output, set_command, split_list_value, unset_command)
 
 
 def value_text(value):
@@ -256,7 +256,8 @@ def main():
         result["commands"] = batch
         if not module.check_mode:
             try:
-                out, err = qmgr.run_batch(batch, "the changes to %s" % ref)
+                out, err = qmgr.run_batch(batch, "the changes to %s" % ref,
+                                          marker=marker_command(object_type, name))
             except QmgrError as exc:
                 module.fail_json(**exc.fail_kwargs())
             for line in err.splitlines():

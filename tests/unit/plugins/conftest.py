@@ -34,3 +34,9 @@ def _make_collection_root():
 _make_collection_root()
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "sanity: runs ansible-test sanity / ansible-lint / ansible-doc on a copy "
+                   "of the collection (minutes)")

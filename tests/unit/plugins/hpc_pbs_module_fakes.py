@@ -221,6 +221,9 @@ class FakeQmgr(object):
     def do_list(self, command, words):
         kind = words[1]
         name = words[2] if len(words) > 2 else None
+        if kind in ("hook", "pbshook") and name is None:
+            return "".join(render_listing(k, n, attrs) for (k, n), attrs
+                           in sorted(self.objects.items()) if k == kind)
         if kind == "sched" and name is None:
             name = "default"
         found = self.lookup(kind, name)

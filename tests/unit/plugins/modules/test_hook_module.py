@@ -221,3 +221,92 @@ def test_delete_and_idempotent_delete(pbs):
     assert ("hook", "h1") not in pbs.objects and pbs.hook_file("h1", "PY") is None
     code, result = run(pbs, name="h1", state="absent")
     assert result["changed"] is False
+
+
+def test_issue_names_content_event_and_config_dict(pbs):
+    code, result = run(pbs, name="h2", content=BODY, event=["queuejob"],
+                       config={"b": [1, 2], "a": "x"}, enabled=True)
+    assert code == 0, result
+    assert pbs.hook_file("h2", "PY") == BODY.encode()
+    assert pbs.hook_file("h2", "CF") == b'{\n  "a": "x",\n  "b": [\n    1,\n    2\n  ]\n}\n'
+    assert pbs.objects[("hook", "h2")]["event"] == "queuejob"
+    pbs.calls = []
+    code, result = run(pbs, name="h2", content=BODY, event=["queuejob"],
+                       config={"a": "x", "b": [1, 2]}, enabled=True)
+    assert code == 0 and result["changed"] is False and not pbs.writes()
+
+
+def test_src_alias_reads_a_file_on_the_host(pbs, tmp_path):
+    src = tmp_path / "h3.py"
+    src.write_text(BODY)
+    code, result = run(pbs, name="h3", src=str(src), events=["queuejob"])
+    assert code == 0 and pbs.hook_file("h3", "PY") == BODY.encode()
+
+
+SCHEMA = {"type": "object", "required": ["alpha"],
+          "properties": {"alpha": {"type": "integer", "minimum": 1}}}
+
+
+def test_config_schema_is_checked_before_anything_is_written(pbs):
+    code, result = run(pbs, name="h4", body=BODY, events=["queuejob"],
+                       config={"alpha": 0}, config_schema=SCHEMA)
+    assert code == 1 and "does not satisfy config_schema" in result["msg"]
+    assert "alpha" in result["msg"] and not pbs.calls
+    assert ("hook", "h4") not in pbs.objects
+    code, result = run(pbs, name="h4", body=BODY, events=["queuejob"],
+                       config={"alpha": 2}, config_schema=SCHEMA)
+    assert code == 0 and json.loads(pbs.hook_file("h4", "CF")) == {"alpha": 2}
+
+
+def test_an_invalid_schema_is_refused(pbs):
+    code, result = run(pbs, name="h5", config={"a": 1}, config_schema={"type": "nonsense"})
+    assert code == 1 and "not a valid JSON Schema" in result["msg"] and not pbs.calls
+
+
+def test_pbshook_freq_is_allowed_and_body_refused(pbs):
+    pbs.objects[("pbshook", "PBS_cray_atom")]["event"] = "execjob_begin,exechost_periodic"
+    code, result = run(pbs, name="PBS_cray_atom", type="pbs", freq=120)
+    assert code == 0, result
+    assert pbs.objects[("pbshook", "PBS_cray_atom")]["freq"] == "120"
+    code, result = run(pbs, name="PBS_cray_atom", type="pbs", content=BODY)
+    assert code == 1 and "application/x-config" in result["msg"]
+
+
+def test_half_applied_batch_lists_what_was_and_was_not_applied(pbs):
+    pbs.add("hook", "h6", {"type": "site", "enabled": "false", "event": "queuejob",
+                           "user": "pbsadmin", "alarm": "30", "order": "1",
+                           "debug": "false", "fail_action": "none"})
+    # the fake qmgr refuses freq without a periodic event: the 3rd write fails
+    code, result = run(pbs, name="h6", alarm=50, order=7, freq=10, enabled=False,
+                       events=["queuejob", "periodic"])
+    assert code == 0, result   # with a periodic event it works
+    pbs.objects[("hook", "h6")]["event"] = "queuejob"
+    pbs.objects[("hook", "h6")].pop("freq")
+    real_set = pbs.set_hook_attr
+
+    def refuse_order(key, attrs, attr, op, value):
+        if attr == "order":
+            raise QmgrFailure(32, 2, "qmgr obj=h6 svr=default: order refused\n")
+        return real_set(key, attrs, attr, op, value)
+    pbs.set_hook_attr = refuse_order
+    pbs.calls = []
+    code, result = run(pbs, name="h6", alarm=60, order=8, debug=True)
+    assert code == 1
+    assert result["applied"] == ["set hook h6 alarm = 60"]
+    assert result["not_applied"] == ["set hook h6 order = 8", "set hook h6 debug = true"]
+    assert result["changed"] is True
+    assert "set hook h6 order = 8" in result["msg"]
+    assert pbs.objects[("hook", "h6")]["alarm"] == "60"
+    assert len(pbs.writes()) == 1
+
+
+@pytest.mark.parametrize("args", [
+    {"name": "h7", "alarm": "ten"}, {"name": "h7", "order": 0}, {"name": "h7", "alarm": 0},
+    {"name": "h7", "user": "root"}, {"name": "h7", "events": ["queuejob; rm -rf /"]},
+    {"name": "h7; touch /tmp/x"}, {"name": "h7", "freq": -1, "events": ["periodic"]},
+    {"name": "h7", "config": 5},
+])
+def test_bad_input_creates_nothing(pbs, args):
+    code, result = run(pbs, **args)
+    assert code == 1 and result["msg"]
+    assert ("hook", "h7") not in pbs.objects and not pbs.writes()

@@ -159,12 +159,109 @@ def test_reload_sends_sighup_and_waits_for_the_logged_values(home, mom):
 def test_reload_fails_with_log_tail_when_the_mom_dies(home, mom):
     home.config.write_bytes(ORIGINAL + b"$no_such_option 1\n")
     proc = mom()
-    code, result = run(home, options={"job_launch_delay": 45})
+    code, result = run(home, options={"job_launch_delay": 45}, recover=False)
     assert code == 1
     assert "rejected the config" in result["msg"] or "died" in result["msg"]
     assert "command name no_such_option not found" in result["mom_log_tail"]
-    assert result["changed"] is True
     assert proc.wait() == 1
+    # the previous file is back, and the task says so; no restart was asked for
+    assert home.config.read_bytes() == ORIGINAL + b"$no_such_option 1\n"
+    assert result["restored"] is True and result["restarted"] is False
+    assert "previous" in result["msg"] and "recover=false" in result["msg"]
+    assert result["changed"] is False
+
+
+def write_fake_pbs_mom(home, tmp_path):
+    """PBS_EXEC/sbin/pbs_mom that starts the stand-in mom in the background, writes
+    mom.lock and records its arguments, then returns 0 as a daemonizing pbs_mom does."""
+    script = tmp_path / "fake_mom.py"
+    script.write_text(FAKE_MOM_SOURCE)
+    sbin = tmp_path / "exec" / "sbin"
+    sbin.mkdir(parents=True)
+    launcher = sbin / "pbs_mom"
+    launcher.write_text(
+        "#!%s\nimport subprocess, sys\n"
+        "open(%r, 'w').write(' '.join(sys.argv[1:]))\n"
+        "p = subprocess.Popen([sys.executable, %r, %r], stdout=subprocess.PIPE, text=True,"
+        " start_new_session=True)\n"
+        "assert p.stdout.readline() == 'ready\\n'\n"
+        "open(%r, 'w').write('%%d\\n' %% p.pid)\n"
+        % (sys.executable, str(tmp_path / "pbs_mom.args"), str(script), str(home.root),
+           str(home.root / "mom_priv" / "mom.lock")))
+    launcher.chmod(0o755)
+    return tmp_path / "pbs_mom.args"
+
+
+def test_mom_dying_on_the_new_file_is_restored_and_restarted_with_p(home, mom, tmp_path):
+    args_file = write_fake_pbs_mom(home, tmp_path)
+    proc = mom()
+    # usecp with a value the stand-in mom does not know makes it exit, like a real mom
+    code, result = run(home, options={"job_launch_delay": 45, "alien_kill": "true"})
+    assert code == 1, result
+    assert proc.wait() == 1
+    assert home.config.read_bytes() == ORIGINAL
+    assert args_file.read_text() == "-p"
+    assert result["restored"] is True and result["restarted"] is True
+    assert "started again with -p" in result["msg"]
+    new_pid = int((home.root / "mom_priv" / "mom.lock").read_text())
+    try:
+        assert new_pid != proc.pid
+        os.kill(new_pid, 0)
+    finally:
+        os.kill(new_pid, 9)
+
+
+def test_warns_when_below_the_enabled_hook_alarms(home):
+    hooks = home.root / "mom_priv" / "hooks"
+    hooks.mkdir()
+    (hooks / "a.HK").write_text("type=site\nevent=execjob_prologue\nalarm=40\n")
+    (hooks / "b.HK").write_text("type=site\nevent=execjob_prologue,execjob_begin\nalarm=30\n")
+    (hooks / "off.HK").write_text("enabled=false\nevent=execjob_begin\nalarm=500\n")
+    code, result = run(home, reload=False,
+                       options={"job_launch_delay": 60, "sister_join_job_alarm": 30})
+    assert code == 0
+    assert result["alarm_sums"] == {"job_launch_delay": 70, "sister_join_job_alarm": 30}
+    below = [w for w in result["warnings"] if "is below" in w]
+    assert len(below) == 1 and "$job_launch_delay 60 is below the 70 s" in below[0]
+
+
+def test_reload_accepts_booleans_and_refuses_other_words(home):
+    code, result = run(home, reload=False, options={"job_launch_delay": 45})
+    assert code == 0 and result["changed"] is True and result["reloaded"] is False
+    code, result = run(home, reload="sometimes", options={"job_launch_delay": 46})
+    assert code == 1 and "reload must be" in result["msg"]
+    assert b"$job_launch_delay 45" in home.config.read_bytes()
+
+
+def test_a_held_lock_makes_the_task_wait_then_fail_without_change(home):
+    import fcntl
+    fd = os.open(str(home.root / "mom_priv" / ".hpc_pbs_mom_config.lock"),
+                 os.O_RDWR | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        code, result = run(home, reload=False, lock_timeout=0, options={"job_launch_delay": 45})
+    finally:
+        os.close(fd)
+    assert code == 1 and "another run holds" in result["msg"]
+    assert home.config.read_bytes() == ORIGINAL
+
+
+def test_missing_pbs_conf_is_a_clear_failure(tmp_path, monkeypatch):
+    monkeypatch.setenv("PBS_CONF_FILE", str(tmp_path / "no" / "pbs.conf"))
+    code, result = run_module(mom_module.main, {"options": {"job_launch_delay": 45}})
+    assert code == 1 and "does not seem to be installed" in result["msg"]
+
+
+@pytest.mark.parametrize("args", [
+    {"reload_timeout": 0}, {"reload_timeout": "abc"}, {"lock_timeout": -1},
+    {"state": "maybe"}, {"options": ["job_launch_delay", 45]}, {"recover": "perhaps"},
+])
+def test_bad_option_types_and_ranges(home, args):
+    full = dict(options={"job_launch_delay": 45}, reload=False)
+    full.update(args)
+    code, result = run(home, **full)
+    assert code == 1 and result["msg"]
+    assert home.config.read_bytes() == ORIGINAL
 
 
 def test_reload_fails_when_the_mom_does_not_log(home, mom):

@@ -147,3 +147,47 @@ def test_fake_renders_wrapped_lists_exactly_like_the_transcript():
              "user": "pbsadmin", "alarm": "90", "freq": "120", "order": "100",
              "debug": "false", "fail_action": "offline_vnodes"}
     assert render_listing("hook", "pbs_cgroups", attrs) == expected
+
+
+def test_half_applied_batch_reports_the_exact_split(pbs):
+    code, result = run(pbs, object_type="server",
+                       attributes={"comment": "a, b", "scheduler_iteration": "abc",
+                                   "mail_from": "adm"})
+    assert code == 1
+    assert result["applied"] == ['set server comment = "a, b"']
+    assert result["not_applied"] == ["set server scheduler_iteration = abc",
+                                     "set server mail_from = adm"]
+    assert result["changed"] is True
+    assert pbs.objects[("server", "vm")]["comment"] == "a, b"
+    assert "mail_from" not in pbs.objects[("server", "vm")]
+    assert len(pbs.writes()) == 1
+
+
+@pytest.mark.parametrize("value", ["x; rm -rf /tmp/y", "$(touch /tmp/z)", "a|b&c`d`"])
+def test_shell_metacharacters_are_passed_literally(pbs, value):
+    code, result = run(pbs, object_type="server", attributes={"comment": value})
+    assert code == 0, result
+    assert pbs.objects[("server", "vm")]["comment"] == value
+    assert all(isinstance(args, list) for args, data in pbs.calls)
+
+
+@pytest.mark.parametrize("args", [
+    {"object_type": "cluster", "attributes": {"a": 1}},
+    {"object_type": "server", "attributes": "comment"},
+    {"object_type": "server", "attributes": {"comment": "two\nlines"}},
+    {"object_type": "server", "attributes": {"comment": "both ' and \""}},
+    {"object_type": "server", "attributes": {"comment": {"nested": 1}}},
+    {"object_type": "queue", "attributes": {"max_run": 1}},
+    {"object_type": "server", "attributes": {"comment": "x"}, "list_mode": "merge"},
+])
+def test_bad_input_writes_nothing(pbs, args):
+    code, result = run(pbs, **args)
+    assert code == 1 and result["msg"]
+    assert not pbs.writes()
+
+
+def test_missing_pbs_conf_fails_clearly(tmp_path, monkeypatch):
+    monkeypatch.setenv("PBS_CONF_FILE", str(tmp_path / "none"))
+    code, result = run_module(qmgr_module.main, {"object_type": "server",
+                                                 "attributes": {"comment": "x"}})
+    assert code == 1 and "does not seem to be installed" in result["msg"]

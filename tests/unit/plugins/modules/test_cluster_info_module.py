@@ -1,0 +1,101 @@
+"""hpc.pbs.cluster_info on a temporary PBS_HOME with qmgr faked at the process boundary."""
+import hashlib
+import os
+
+import pytest
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.hpc.pbs.plugins.modules import cluster_info
+from hpc_pbs_module_fakes import FakeQmgr, run_module
+
+
+@pytest.fixture
+def pbs(tmp_path, monkeypatch):
+    home, exec_dir = tmp_path / "home", tmp_path / "exec"
+    (home / "mom_priv" / "hooks").mkdir(parents=True)
+    (home / "pbs_version").write_text("23.06.06\n")
+    conf = tmp_path / "pbs.conf"
+    conf.write_text("PBS_SERVER=vm\nPBS_START_SERVER=1\nPBS_START_MOM=1\nPBS_START_SCHED=1\n"
+                    "PBS_HOME=%s\nPBS_EXEC=%s\n" % (home, exec_dir))
+    for var in ("PBS_HOME", "PBS_EXEC", "PBS_CONF_FILE"):
+        monkeypatch.delenv(var, raising=False)
+    fake = FakeQmgr(str(exec_dir / "bin" / "qmgr"), str(home))
+    fake.add("server", "vm", {"pbs_version": "23.06.06",
+                              "default_qsub_arguments": "-r n -W tolerate_node_failures=job_start"})
+    fake.add("sched", "default", {"job_run_wait": "execjob_hook"})
+    fake.add("hook", "rjs", {"type": "site", "enabled": "true",
+                             "event": "queuejob,execjob_launch", "alarm": "30", "order": "1",
+                             "fail_action": "none"}, body=b"import pbs\n")
+    fake.add("pbshook", "PBS_cray_atom", {"type": "pbs", "enabled": "false",
+                                          "event": "execjob_begin,execjob_end", "alarm": "300",
+                                          "order": "100", "fail_action": "offline_vnodes"})
+    monkeypatch.setattr(AnsibleModule, "run_command",
+                        lambda self, args, **kw: fake.run_command(self, args, **kw))
+    fake.conf = str(conf)
+    fake.home = home
+    return fake
+
+
+def run(pbs, **args):
+    args.setdefault("pbs_conf_file", pbs.conf)
+    return run_module(cluster_info.main, args, check_mode=True)
+
+
+def test_reports_server_hooks_and_settings_in_one_qmgr_call(pbs):
+    code, result = run(pbs)
+    assert code == 0, result
+    assert result["changed"] is False and result["installed"] is True
+    assert result["pbs_version"] == "23.06.06"
+    assert len(pbs.calls) == 1 and pbs.writes()[0][0][1:] == ["-a"]
+    server = result["server"]
+    assert server["tolerate_node_failures"] == "job_start"
+    assert server["job_run_wait"] == "execjob_hook"
+    assert server["hooks"]["rjs"] == dict(
+        type="site", events=["queuejob", "execjob_launch"], enabled=True, order=1, alarm=30,
+        fail_action=["none"], sha256=hashlib.sha256(b"import pbs\n").hexdigest())
+    assert server["hooks"]["PBS_cray_atom"]["type"] == "pbs"
+    assert server["hooks"]["PBS_cray_atom"]["enabled"] is False
+    assert result["daemons"]["server"]["configured"] is True
+    assert result["daemons"]["mom"]["running"] is False
+    assert result["pbs_conf"]["values"]["PBS_SERVER"] == "vm"
+
+
+def test_mom_defaults_from_enabled_hook_alarms_and_explicit_values(pbs):
+    hooks = pbs.home / "mom_priv" / "hooks"
+    (hooks / "a.HK").write_text("type=site\nevent=execjob_begin,execjob_prologue\nalarm=40\n")
+    (hooks / "b.HK").write_text("type=site\nevent=execjob_begin\nalarm=20\n")
+    (hooks / "c.HK").write_text("enabled=false\nevent=execjob_prologue\nalarm=99\n")
+    (pbs.home / "mom_priv" / "config").write_text("$job_launch_delay 45\n")
+    code, result = run(pbs, query_server="never")
+    assert code == 0 and result["server"] is None and not pbs.calls
+    mom = result["mom"]
+    assert mom["sister_join_job_alarm"]["value"] == 60
+    assert mom["sister_join_job_alarm"]["source"] == "default"
+    assert [h["name"] for h in mom["sister_join_job_alarm"]["hooks"]] == ["a", "b"]
+    assert mom["job_launch_delay"] == dict(value=45, source="mom_config", default=40,
+                                           hooks=[dict(name="a", alarm=40)])
+    assert mom["hooks"]["c"]["enabled"] is False
+
+
+def test_no_hooks_gives_the_30_second_default(pbs):
+    code, result = run(pbs, query_server="never")
+    assert result["mom"]["job_launch_delay"] == dict(value=30, source="default", default=30,
+                                                     hooks=[])
+
+
+def test_host_without_pbs_is_reported_not_failed(tmp_path, monkeypatch):
+    monkeypatch.setenv("PBS_CONF_FILE", str(tmp_path / "none"))
+    code, result = run_module(cluster_info.main, {})
+    assert code == 0 and result["installed"] is False and result["server"] is None
+
+
+def test_bad_choice_is_refused(pbs):
+    code, result = run(pbs, query_server="sometimes")
+    assert code == 1 and "query_server" in result["msg"] and not pbs.calls
+
+
+def test_qmgr_failure_fails_with_its_text(pbs):
+    del pbs.objects[("sched", "default")]
+    code, result = run(pbs)
+    assert code == 1 and result["rc"] != 0
+    assert os.path.basename(result["cmd"][0]) == "qmgr"
