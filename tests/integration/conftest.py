@@ -8,8 +8,9 @@
   starts a cluster in a fresh workdir and returns a :class:`MockCluster`; every cluster it
   started is torn down at the end of the session.
 
-All nodes use the same addresses (127.0.1.10...), so only one cluster runs at a time:
-a module-scoped cluster is down before the next module starts its own.
+All nodes of a run use the same addresses (127.0.1.10... or the /24 named by
+HPC_PBS_CLUSTER_NET), so only one cluster runs at a time per net: a module-scoped cluster
+is down before the next module starts its own.
 """
 import json
 import os
