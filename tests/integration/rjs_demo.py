@@ -135,11 +135,14 @@ def submit_and_collect(cluster, moms=5):
     wait_for(started_record, 60, "job %s to be sent to its moms (S record)" % jobid)
 
     def pruned_running():
+        # The s record first, then qstat: the server writes the record when it applies the
+        # pruned attributes, so a qstat taken after it shows them.
+        pruned = [line for t, line in accounting_records(cluster, jobid) if t == "s"]
+        if not pruned:
+            return None
         proc = cluster.run(SERVER, ["qstat", "-f", jobid], check=False)
         attrs = parse_qstat_f(proc.stdout)
-        if attrs.get("job_state") == "R" and any(t == "s" for t, _ in accounting_records(cluster, jobid)):
-            return attrs
-        return None
+        return attrs if attrs.get("job_state") == "R" else None
 
     evidence["qstat_f"] = wait_for(pruned_running, 90, "job %s running pruned (s record)" % jobid)
     records = accounting_records(cluster, jobid)
