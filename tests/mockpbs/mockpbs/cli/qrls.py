@@ -1,4 +1,6 @@
-"""``qrls [-h u|o|s] job...``: release holds (default all the caller may release)."""
+"""``qrls [-h u|o|s] job...``: release holds; without ``-h`` only the user hold (``u``, as
+``pbs_rlsjob()`` sends). ``qrls -h s <array>`` releases the system-held subjobs of the array,
+then the array (seeds/job-array-subjob-run-count-hold-release.txt interface 3)."""
 import getopt
 import sys
 
@@ -10,4 +12,4 @@ def main(argv=None):
     if common.wants_version(argv):
         return 0
     opts, ids = getopt.getopt(argv, "h:")
-    return jobops.run_for_jobs("qrls", "release", ids, hold_types=dict(opts).get("-h", "uos"))
+    return jobops.run_for_jobs("qrls", "release", ids, hold_types=dict(opts).get("-h", "u"))

@@ -1,6 +1,7 @@
 """``qstat``: job and server status (transcripts 00_smoke, d, g, i of reference/openpbs).
 
-``qstat [-x] [job ...]`` prints the default table, ``-f`` the full listing (``Job Id:``,
+``qstat [-x] [-t] [-J] [job ...]`` prints the default table (``-t`` adds the subjobs of
+job arrays, ``-J`` shows job arrays only), ``-f`` the full listing (``Job Id:``,
 ``    attr = value`` in PBS's attribute order, values wrapped at 78 columns with tab
 continuation lines), ``-B`` the server table and ``-Bf`` the full server listing. ``-x``
 without ``job_history_enable`` prints PBS's "not configured" message.
@@ -18,8 +19,9 @@ JOB_ORDER = (
     "Rerunable", "Resource_List", "schedselect", "stime", "obittime", "session_id",
     "Shell_Path_List", "substate", "Variable_List", "euser", "egroup", "hashname", "queue_rank",
     "queue_type", "comment", "etime", "run_count", "Exit_status", "Submit_arguments",
-    "executable", "argument_list", "project", "run_version", "tolerate_node_failures",
-    "Submit_Host",
+    "executable", "argument_list", "array", "array_state_count", "array_indices_submitted",
+    "array_indices_remaining", "array_id", "array_index", "project", "run_version",
+    "tolerate_node_failures", "Submit_Host",
 )
 TIME_ATTRS = {"ctime", "mtime", "qtime", "stime", "etime", "obittime"}
 HIDDEN = {"id", "script", "exec_vnode_acct", "exec_host_acct"}
@@ -52,12 +54,18 @@ def format_attr(name, value):
     return "".join(out) + "\n"
 
 
+# A running subjob's listing has no Checkpoint and no Hold_Types = n (transcript h).
+SUBJOB_HIDDEN = {"Checkpoint"}
+
+
 def job_items(job):
     items = []
     seen = set()
     keys = list(JOB_ORDER) + [k for k in job if k not in JOB_ORDER]
     for key in keys:
         if key in HIDDEN or key not in job or key in seen:
+            continue
+        if job.get("array_id") and (key in SUBJOB_HIDDEN or (key == "Hold_Types" and job[key] == "n")):
             continue
         seen.add(key)
         value = job[key]
@@ -117,7 +125,7 @@ def main(argv=None):
     if common.wants_version(argv):
         return 0
     try:
-        opts, ids = getopt.getopt(argv, "fxBtHw1nsaQF:")
+        opts, ids = getopt.getopt(argv, "fxBtJHw1nsaQF:")
     except getopt.GetoptError as exc:
         sys.stderr.write("qstat: %s\nusage: qstat [-f] [-x] [-B] [job_identifier...]\n" % exc.msg)
         return 2
@@ -138,7 +146,8 @@ def main(argv=None):
                     continue
                 jobs.extend(reply["jobs"])
         else:
-            reply = common.call("stat_jobs", ids=None, history=history)
+            reply = common.call("stat_jobs", ids=None, history=history, subjobs="-t" in flags,
+                                arrays_only="-J" in flags)
             jobs = reply.get("jobs", [])
             if history and not reply.get("history_enabled"):
                 sys.stderr.write("qstat: PBS is not configured to maintain job history \n")

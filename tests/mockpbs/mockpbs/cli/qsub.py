@@ -1,18 +1,25 @@
 """``qsub``: submit a job to the mock server (transcript d of reference/openpbs).
 
 Accepted: ``-l`` (select, place, other resources), ``-W`` (``tolerate_node_failures=
-all|job_start|none``; anything else ``qsub: illegal -W value``, rc 2), ``-N``, ``-o``,
+all|job_start|none``, ``run_count=N``; anything else ``qsub: illegal -W value``, rc 2),
+``-J X-Y[:Z]`` (a job array, ``qsub: illegal -J value``), ``-N``, ``-o``,
 ``-e``, ``-j``, ``-v``, ``-V``, ``-q``, ``-h``, ``-r``, ``-m``, ``-M``, ``-P``, ``-p``,
 ``-A``, ``-k``, ``-c``, ``-S``, a script file or stdin (``#PBS`` directives honoured) or
-``-- command args``. The server's ``default_qsub_arguments`` are applied first (split
-with shlex), then the script's directives, then the command line.
+``-- command args``. The command line wins over the script's directives, which win over
+the server's ``default_qsub_arguments`` (split with shlex); a weaker value of an option
+already set is neither applied nor checked. ``default_qsub_arguments`` comes from the
+caller's cache process (:mod:`mockpbs.cli.qsub_cache`), so a bad value once cached keeps
+failing every plain qsub until that process ends (transcript d).
 """
 import getopt
 import os
 import shlex
 import sys
 
-from mockpbs.cli import common
+from mockpbs.cli import common, qsub_cache
+from mockpbs.server import arrays
+
+PBSE_FORCE_QSUB_UPDATE = 15160
 
 OPTSTRING = "a:A:c:C:e:fhIj:J:k:l:m:M:N:o:p:P:q:r:R:S:u:v:VW:Xz"
 TOLERATE_VALUES = ("all", "job_start", "none")
@@ -30,67 +37,85 @@ class QsubUsage(Exception):
     """Bad options: ``message`` (may be empty) is printed before the usage text."""
 
 
-def apply_options(opts, attrs):
-    """Apply getopt ``opts`` to ``attrs`` (the job attribute dict being built)."""
+def _put(attrs, key, value, keep, into=None):
+    """Set ``attrs[key]`` (or ``attrs[into][key]``) unless ``keep`` and it is already set.
+    Returns False when the value was left alone (its checks must not run either)."""
+    target = attrs.setdefault(into, {}) if into else attrs
+    if keep and key in target:
+        return False
+    target[key] = value
+    return True
+
+
+def _valid_w_value(key, value):
+    if key == "tolerate_node_failures":
+        return value in TOLERATE_VALUES
+    if key == "run_count":
+        return value.isdigit() and int(value) < 2 ** 63
+    return True
+
+
+def apply_options(opts, attrs, keep=False):
+    """Apply getopt ``opts`` to ``attrs`` (the job attribute dict being built). With
+    ``keep`` (script directives, then ``default_qsub_arguments``) a value already set by a
+    stronger source is kept and the weaker one is not even checked, as qsub does."""
     for opt, value in opts:
         if opt == "-l":
             for item in value.split(","):
                 if "=" not in item:
                     raise QsubUsage("qsub: illegal -l value")
                 key, val = item.split("=", 1)
-                attrs.setdefault("Resource_List", {})[key.strip()] = val.strip()
+                _put(attrs, key.strip(), val.strip(), keep, "Resource_List")
         elif opt == "-W":
             for item in value.split(","):
                 if "=" not in item:
                     raise QsubUsage("qsub: illegal -W value")
                 key, val = item.split("=", 1)
-                if key == "tolerate_node_failures" and val not in TOLERATE_VALUES:
+                if keep and key in attrs:
+                    continue
+                if not _valid_w_value(key, val):
                     raise QsubUsage("qsub: illegal -W value")
                 attrs[key] = val
-        elif opt == "-N":
-            attrs["Job_Name"] = value
-        elif opt == "-o":
-            attrs["Output_Path"] = value
-        elif opt == "-e":
-            attrs["Error_Path"] = value
+        elif opt == "-J":
+            if keep and "array_indices_submitted" in attrs:
+                continue
+            try:
+                arrays.parse_range(value)
+            except arrays.ArrayRangeError:
+                raise QsubUsage("qsub: illegal -J value")
+            attrs["array_indices_submitted"] = value
         elif opt == "-j":
+            if keep and "Join_Path" in attrs:
+                continue
             if value not in ("oe", "eo", "n"):
                 raise QsubUsage("qsub: illegal -j value")
             attrs["Join_Path"] = value
+        elif opt == "-r":
+            if keep and "Rerunable" in attrs:
+                continue
+            if value not in ("y", "n"):
+                raise QsubUsage("qsub: illegal -r value")
+            attrs["Rerunable"] = "True" if value == "y" else "False"
         elif opt == "-v":
             for item in value.split(","):
                 if not item:
                     continue
                 key, sep, val = item.partition("=")
-                attrs.setdefault("_extra_vars", {})[key] = val if sep else os.environ.get(key, "")
-        elif opt == "-V":
-            attrs["_all_env"] = True
-        elif opt == "-q":
-            attrs["queue"] = value
-        elif opt == "-h":
-            attrs["Hold_Types"] = "u"
-        elif opt == "-r":
-            if value not in ("y", "n"):
-                raise QsubUsage("qsub: illegal -r value")
-            attrs["Rerunable"] = "True" if value == "y" else "False"
-        elif opt == "-m":
-            attrs["Mail_Points"] = value
-        elif opt == "-M":
-            attrs["Mail_Users"] = value
-        elif opt == "-P":
-            attrs["project"] = value
-        elif opt == "-p":
-            attrs["Priority"] = value
-        elif opt == "-A":
-            attrs["Account_Name"] = value
-        elif opt == "-k":
-            attrs["Keep_Files"] = value
-        elif opt == "-c":
-            attrs["Checkpoint"] = value
-        elif opt == "-S":
-            attrs["Shell_Path_List"] = value
-        elif opt in ("-I", "-J", "-X"):
+                _put(attrs, key, val if sep else os.environ.get(key, ""), keep, "_extra_vars")
+        elif opt in SIMPLE_OPTIONS:
+            name, fixed = SIMPLE_OPTIONS[opt]
+            _put(attrs, name, fixed if fixed is not None else value, keep)
+        elif opt in ("-I", "-X"):
             raise QsubUsage("qsub: option %s is not supported by the mock" % opt)
+
+
+SIMPLE_OPTIONS = {
+    "-N": ("Job_Name", None), "-o": ("Output_Path", None), "-e": ("Error_Path", None),
+    "-V": ("_all_env", True), "-q": ("queue", None), "-h": ("Hold_Types", "u"),
+    "-m": ("Mail_Points", None), "-M": ("Mail_Users", None), "-P": ("project", None),
+    "-p": ("Priority", None), "-A": ("Account_Name", None), "-k": ("Keep_Files", None),
+    "-c": ("Checkpoint", None), "-S": ("Shell_Path_List", None),
+}
 
 
 def _parse(args):
@@ -139,10 +164,8 @@ def build_job(argv, default_arguments, stdin):
     else:
         option_args, command = argv, None
     attrs = {}
-    if default_arguments:
-        default_opts, _ = _parse(shlex.split(default_arguments))
-        apply_options(default_opts, attrs)
     opts, rest = _parse(option_args)
+    apply_options(opts, attrs)
     script = ""
     if command is not None:
         if rest:
@@ -165,9 +188,11 @@ def build_job(argv, default_arguments, stdin):
             script = stdin.read()
             name = "STDIN"
         directive_opts, _ = _parse(script_directives(script))
-        apply_options(directive_opts, attrs)
+        apply_options(directive_opts, attrs, keep=True)
+    if default_arguments:
+        default_opts, _ = _parse(shlex.split(default_arguments))
+        apply_options(default_opts, attrs, keep=True)
     attrs.setdefault("Job_Name", name)
-    apply_options(opts, attrs)
     variables = base_variables()
     if attrs.pop("_all_env", False):
         for key, value in os.environ.items():
@@ -178,26 +203,64 @@ def build_job(argv, default_arguments, stdin):
     return attrs, script
 
 
+class _OnceStdin:
+    """stdin read at most once (qsub may build the job twice after a cache refresh)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.text = None
+
+    def read(self):
+        if self.text is None:
+            self.text = self.stream.read()
+        return self.text
+
+
+def _defaults_source():
+    """``(defaults, version, use_cache)``: through the per-user cache process
+    (:mod:`mockpbs.cli.qsub_cache`), or straight from the server when it is off."""
+    if qsub_cache.enabled():
+        try:
+            reply = qsub_cache.request(common.identity(), common.server_name(), common.server_address())
+            return reply.get("defaults"), reply.get("version"), True
+        except qsub_cache.CacheUnavailable:
+            pass
+    server = common.call("stat_server")
+    return dict(server.get("items") or []).get("default_qsub_arguments"), None, False
+
+
 def main(argv=None):
+    """``qsub``: prints the job id (rc 0); bad options print the usage (rc 2); a server
+    refusal prints ``qsub: <message>`` (rc errno % 256)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if common.wants_version(argv):
         return 0
+    stdin = _OnceStdin(sys.stdin)
     try:
-        server = common.call("stat_server")
+        defaults, version, cached = _defaults_source()
     except common.ServerUnreachable as exc:
         return common.unreachable("qsub", exc)
-    defaults = dict(server.get("items") or []).get("default_qsub_arguments")
-    try:
-        attrs, script = build_job(argv, defaults, sys.stdin)
-    except QsubUsage as exc:
-        if str(exc):
-            sys.stderr.write(str(exc) + "\n")
-        sys.stderr.write(USAGE)
-        return 2
-    try:
-        reply = common.call("submit", attrs=attrs, script=script)
-    except common.ServerUnreachable as exc:
-        return common.unreachable("qsub", exc)
+    for attempt in range(2):
+        try:
+            attrs, script = build_job(argv, defaults, stdin)
+        except QsubUsage as exc:
+            if str(exc):
+                sys.stderr.write(str(exc) + "\n")
+            sys.stderr.write(USAGE)
+            return 2
+        try:
+            reply = common.call("submit", attrs=attrs, script=script, defaults_version=version)
+        except common.ServerUnreachable as exc:
+            return common.unreachable("qsub", exc)
+        if reply.get("code") == PBSE_FORCE_QSUB_UPDATE and cached and attempt == 0:
+            try:
+                refreshed = qsub_cache.request(common.identity(), common.server_name(),
+                                               common.server_address(), op="refresh")
+            except qsub_cache.CacheUnavailable:
+                refreshed = {"defaults": defaults, "version": None}
+            defaults, version = refreshed.get("defaults"), refreshed.get("version")
+            continue
+        break
     if not reply.get("ok"):
         sys.stderr.write("qsub: %s\n" % reply.get("error", ""))
         return common.exit_code(reply.get("code", 1))

@@ -48,9 +48,29 @@ def resource_assigned(exec_vnode):
     return out
 
 
+def _array_indices(job):
+    if job.get("array") == "True":
+        return ["array_indices=%s" % job.get("array_indices_submitted", "")]
+    return []
+
+
 def queued_record(job):
-    """``Q``: job queued."""
-    return " ".join(_head(job, False) + _resource_list(job.get("Resource_List", {}))) + " "
+    """``Q``: job queued (an array adds ``array_indices=``, transcript h)."""
+    return " ".join(_head(job, False) + _array_indices(job) + _resource_list(job.get("Resource_List", {}))) + " "
+
+
+def array_start_record(job):
+    """``S`` of a job array when its first subjob starts: no exec_host/exec_vnode."""
+    fields = _head(job, False) + ["start=%s" % job.get("stime", "")] + _array_indices(job)
+    return " ".join(fields + _resource_list(job.get("Resource_List", {}))) + " "
+
+
+def array_end_record(job, end_time):
+    """``E`` of a job array after its last subjob."""
+    fields = _head(job, False) + ["start=%s" % job.get("stime", "")]
+    fields += _resource_list(job.get("Resource_List", {}))
+    fields += ["session=0", "end=%d" % int(end_time), "Exit_status=0", "run_count=0"]
+    return " ".join(fields)
 
 
 def start_record(job):

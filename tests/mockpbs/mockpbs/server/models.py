@@ -26,6 +26,8 @@ PBSE_UNKNODE = 15062
 PBSE_NODEEXIST = 15063
 PBSE_HOOKERROR = 15165
 PBSE_HISTJOBID = 15139
+PBSE_MOMREJECT = 15059
+PBSE_FORCE_QSUB_UPDATE = 15160
 
 ERROR_TEXT = {
     PBSE_UNKJOBID: "Unknown Job Id",
@@ -37,6 +39,8 @@ ERROR_TEXT = {
     PBSE_BADSTATE: "Request invalid for state of job",
     PBSE_UNKNODE: "Unknown node",
     PBSE_NODEEXIST: "Node name already exists",
+    PBSE_MOMREJECT: "Execution server rejected request",
+    PBSE_FORCE_QSUB_UPDATE: "a qsub action needs to be redone",
 }
 
 
@@ -293,6 +297,9 @@ class State:
         self.next_seq = 0
         self.hooks = {}          # name -> Hook
         self.pending_delete = set()
+        # changes whenever default_qsub_arguments changes; qsub's cache presents the
+        # version it holds and gets PBSE_FORCE_QSUB_UPDATE when it is stale
+        self.qsub_args_version = "0"
 
     # paths -----------------------------------------------------------------
     @property
@@ -321,6 +328,7 @@ class State:
             self.nodes = data["nodes"]
             self.jobs = data["jobs"]
             self.next_seq = data["next_seq"]
+            self.qsub_args_version = data.get("qsub_args_version", "0")
             for name, entry in data["hooks"].items():
                 self.hooks[name] = Hook(name, entry["attrs"], entry.get("pristine_hk"))
             return False
@@ -337,6 +345,7 @@ class State:
         data = {
             "server": self.server, "sched": self.sched, "queues": self.queues,
             "nodes": self.nodes, "jobs": self.jobs, "next_seq": self.next_seq,
+            "qsub_args_version": self.qsub_args_version,
             "hooks": {n: {"attrs": h.attrs, "pristine_hk": h.pristine_hk} for n, h in self.hooks.items()},
         }
         os.makedirs(self.priv, exist_ok=True)

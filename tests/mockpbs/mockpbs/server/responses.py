@@ -21,7 +21,7 @@ import threading
 import time
 
 from mockpbs import hookdefs, pbslog, selectspec, wire
-from mockpbs.server import accounting, models, scheduler
+from mockpbs.server import accounting, arrays, models, scheduler
 from mockpbs.server.models import PbsError
 
 HOOK_PREFIX_MESSAGE = "hook_name '%s', cannot use PBS as a prefix it is reserved for pbs hooks"
@@ -35,6 +35,21 @@ PBS_HOOK_ORDER_RANGE = (-1000, 2000)
 SITE_HOOK_ORDER_RANGE = (1, 1000)
 RUN_JOB_TIMEOUT = 10.0
 REQUEUE_EXIT_STATUS = -16   # what PBS wrote in the R record of a hook-requested rerun (transcript g)
+# job_run_wait=execjob_hook: seconds the scheduler waits for the mom's verdict on one job
+# (requeue = rejected, mom_job_started = accepted); pbs_runjob's own limit is 600 s.
+RUN_ACK_TIMEOUT = 600.0
+MAX_FAILED_RUNS = 20        # PBS_MAX_HOPCOUNT: run_count above it -> system hold
+HELD_FAILED_RUNS_COMMENT = "job held, too many failed attempts to run"
+ARRAY_HELD_COMMENT = "Job Array Held, too many failed attempts to run subjob %s"
+MOM_REJECT_COMMENT = "Not Running: PBS Error: Execution server rejected request"
+# Batch request numbers of the three run requests (src/include/libpbs.h) and the IFL call
+# the scheduler makes for each job_run_wait value (sched send_run_job()).
+RUN_REQUESTS = {
+    "execjob_hook": (15, "pbs_runjob"),
+    "runjob_hook": (97, "pbs_asyrunjob_ack"),
+    "none": (23, "pbs_asyrunjob"),
+}
+THROUGHPUT_DEPRECATED = "'throughput_mode' is being deprecated, it is recommended to use 'job_run_wait'"
 
 
 def _hook_error(text):
@@ -61,6 +76,9 @@ class ServerCore:
         self.sched_log = pbslog.DaemonLog("%s/sched_logs" % pbs_home, "pbs_sched")
         self.acct = pbslog.AccountingLog("%s/server_priv/accounting" % pbs_home)
         self.wake_scheduler = lambda: None
+        # notified (under the state lock) whenever a running job is accepted, requeued or ends
+        self.job_changed = threading.Condition(self.state.lock)
+        self._pending_hellos = {}   # node name -> mom_hello of a mom whose node does not exist yet
         self._handlers = {
             "qmgr": self.op_qmgr, "stat_server": self.op_stat_server, "stat_jobs": self.op_stat_jobs,
             "stat_nodes": self.op_stat_nodes, "submit": self.op_submit, "alter": self.op_alter,
@@ -200,6 +218,8 @@ class ServerCore:
         if command == "set":
             for name, op, value in message["attrs"]:
                 self._apply_attr("server", state.server, name, op, value)
+                if name == "default_qsub_arguments":
+                    self._bump_qsub_args_version()
             self.log.svr(pbslog.PBSEVENT_ADMIN, "Server@%s" % self.host,
                          "svr_set at request of %s" % self.requestor(message))
             return {}
@@ -212,10 +232,19 @@ class ServerCore:
                     state.server[name] = defaults[name]
                 else:
                     state.server.pop(name, None)
+                if name == "default_qsub_arguments":
+                    self._bump_qsub_args_version()
             return {}
         raise PbsError(models.PBSE_IVALREQ)
 
+    def _bump_qsub_args_version(self):
+        self.state.qsub_args_version = "%d" % time.time_ns()
+
     # sched ------------------------------------------------------------
+    def _sched_attr_log(self, verb, attr, value):
+        self.log.record(pbslog.PBSEVENT_ADMIN, "Sched", "Server@%s" % self.host,
+                        "attributes %s: %s = %s" % (verb, attr, value))
+
     def _qmgr_sched(self, message, command):
         state = self.state
         name = message.get("name") or "default"
@@ -240,10 +269,12 @@ class ServerCore:
                         state.sched["throughput_mode"] = "True" if value == "runjob_hook" else "False"
                 elif attr == "throughput_mode":
                     flag = models.normalize_value("sched", attr, value)
+                    self.log.record(pbslog.PBSEVENT_ADMIN, pbslog.OBJ_REQ, "default", THROUGHPUT_DEPRECATED)
                     state.sched["throughput_mode"] = flag
                     state.sched["job_run_wait"] = "runjob_hook" if flag == "True" else "execjob_hook"
                 else:
                     self._apply_attr("sched", state.sched, attr, op, value)
+                self._sched_attr_log("set", attr, value)
             return {}
         if command == "unset":
             defaults = models.default_sched_attrs(self.host, state.pbs_home)
@@ -255,6 +286,7 @@ class ServerCore:
                     state.sched[attr] = defaults[attr]
                 else:
                     state.sched.pop(attr, None)
+                self._sched_attr_log("unset", attr, "")
             return {}
         raise PbsError(models.PBSE_IVALREQ)
 
@@ -359,7 +391,11 @@ class ServerCore:
             self._refresh_node_state(node)
             self.log.record(pbslog.PBSEVENT_ADMIN, pbslog.OBJ_NODE, name,
                             "node created at request of %s" % self.requestor(message))
-            threading.Thread(target=self.ping_node, args=(name,), daemon=True).start()
+            hello = self._pending_hellos.get(name)
+            if hello is not None:
+                threading.Thread(target=self.op_mom_hello, args=(hello,), daemon=True).start()
+            else:
+                threading.Thread(target=self.ping_node, args=(name,), daemon=True).start()
             return {}
         names = [name] if name else list(state.nodes)
         for each in names:
@@ -384,9 +420,11 @@ class ServerCore:
                 out.append((n, suffix, items))
             return {"nodes": out}
         if command == "delete":
-            if state.nodes[name].get("jobs"):
+            family = self._family(name)
+            if any(state.nodes[n].get("jobs") for n in family):
                 raise PbsError(15118, "Cannot delete busy object")
-            del state.nodes[name]
+            for each in family:
+                del state.nodes[each]
             return {}
         for each in names:
             node = state.nodes[each]
@@ -691,9 +729,14 @@ class ServerCore:
     # ==================================================================
     # nodes: pings and pbsnodes
 
+    def _family(self, name):
+        """``name`` plus the vnodes its mom reported in ``mom_hello`` (multi-vnode moms)."""
+        return [name] + [n for n, node in self.state.nodes.items() if node.get("_natural") == name]
+
     def ping_node(self, name):
-        """Ping one mom: connection refused (or unreachable) -> down; a mom that accepts but
-        never answers keeps its state; an answer -> up (resources taken from the reply)."""
+        """Ping one mom (its natural vnode ``name``): connection refused (or unreachable) ->
+        every vnode of the mom down; a mom that accepts but never answers keeps its state;
+        an answer -> up (resources of the natural vnode taken from the reply)."""
         with self.lock:
             node = self.state.nodes.get(name)
             if node is None:
@@ -705,11 +748,16 @@ class ServerCore:
             if isinstance(exc.__cause__, (socket.timeout, TimeoutError)):
                 return
             with self.lock:
-                node = self.state.nodes.get(name)
-                if node is not None and not node.get("_down"):
-                    node["_down"] = True
-                    self._refresh_node_state(node)
-                    self.log.record(pbslog.PBSEVENT_SYSTEM, pbslog.OBJ_NODE, name, "node down: communication closed")
+                changed = False
+                for each in self._family(name) if name in self.state.nodes else []:
+                    vnode = self.state.nodes[each]
+                    if not vnode.get("_down"):
+                        vnode["_down"] = True
+                        self._refresh_node_state(vnode)
+                        self.log.record(pbslog.PBSEVENT_SYSTEM, pbslog.OBJ_NODE, each,
+                                        "node down: communication closed")
+                        changed = True
+                if changed:
                     self.state.save()
             return
         with self.lock:
@@ -717,6 +765,8 @@ class ServerCore:
             if node is None:
                 return
             self._mark_up(node, reply.get("resources_available"))
+            for each in self._family(name)[1:]:
+                self._mark_up(self.state.nodes[each], None)
             self.state.save()
         self.wake_scheduler()
 
@@ -729,7 +779,7 @@ class ServerCore:
 
     def ping_all(self):
         with self.lock:
-            names = list(self.state.nodes)
+            names = [n for n, node in self.state.nodes.items() if not node.get("_natural")]
         for name in names:
             self.ping_node(name)
 
@@ -775,7 +825,8 @@ class ServerCore:
 
     def op_stat_server(self, message):
         with self.lock:
-            return {"name": self.host, "items": self._server_listing()}
+            return {"name": self.host, "items": self._server_listing(),
+                    "qsub_args_version": self.state.qsub_args_version}
 
     def op_stat_jobs(self, message):
         with self.lock:
@@ -795,6 +846,10 @@ class ServerCore:
             else:
                 for job in self.state.jobs.values():
                     if job.get("job_state") == "F" and not history:
+                        continue
+                    if job.get("_subjob") and not message.get("subjobs"):
+                        continue
+                    if message.get("arrays_only") and job.get("array") != "True":
                         continue
                     out.append(self.public_job(job))
             return {"jobs": out, "history_enabled": self.state.server.get("job_history_enable") == "True"}
@@ -907,11 +962,29 @@ class ServerCore:
             resources["mem"] = _sum_kb(c.count * selectspec.size_to_kb(c.get("mem")) for c in chunks if c.get("mem"))
 
     def op_submit(self, message):
+        """Queue a job, or a job array when ``attrs`` has ``array_indices_submitted``
+        (``X-Y[:Z]``). ``defaults_version`` (the default_qsub_arguments version qsub's cache
+        holds) different from the server's -> PBSE_FORCE_QSUB_UPDATE (15160), as PBS makes
+        qsub fetch the defaults again."""
         user = message["user"]
         host = message.get("host") or self.host
         attrs = message.get("attrs") or {}
         with self.lock:
             state = self.state
+            held = message.get("defaults_version")
+            if held is not None and held != state.qsub_args_version:
+                raise PbsError(models.PBSE_FORCE_QSUB_UPDATE)
+            indices = None
+            if attrs.get("array_indices_submitted") is not None:
+                try:
+                    indices = arrays.parse_range(attrs["array_indices_submitted"])
+                except arrays.ArrayRangeError:
+                    raise PbsError(models.PBSE_BADATVAL)
+                if len(indices) > int(state.server.get("max_array_size", "10000")):
+                    raise PbsError(15107, "Array job exceeds server or queue size limit")
+            run_count = attrs.get("run_count")
+            if run_count is not None and (not str(run_count).isdigit() or int(run_count) >= 2 ** 63):
+                raise PbsError(models.PBSE_BADATVAL)
             queue = attrs.get("queue") or state.server.get("default_queue", "workq")
             if queue not in state.queues:
                 raise PbsError(models.PBSE_UNKQUE)
@@ -919,7 +992,7 @@ class ServerCore:
             if tolerate is not None and tolerate not in TOLERATE_VALUES:
                 raise PbsError(models.PBSE_BADATVAL)
             seq = state.next_seq
-            jobid = "%d.%s" % (seq, self.host)
+            jobid = ("%d[].%s" if indices is not None else "%d.%s") % (seq, self.host)
             now = str(_now())
             job = {
                 "id": jobid, "Job_Name": attrs.get("Job_Name", "STDIN"),
@@ -941,6 +1014,8 @@ class ServerCore:
                     job[key] = attrs[key]
             if tolerate is not None:
                 job["tolerate_node_failures"] = tolerate
+            if run_count is not None:
+                job["run_count"] = str(int(run_count))
             job["Variable_List"]["PBS_O_QUEUE"] = queue
             job["Variable_List"]["PBS_O_HOST"] = host
             workdir = job["Variable_List"].get("PBS_O_WORKDIR", "/")
@@ -948,6 +1023,8 @@ class ServerCore:
                 path = attrs.get(key)
                 if not path:
                     path = "%s/%s.%s%d" % (workdir, job["Job_Name"], suffix, seq)
+                    if indices is not None:
+                        path += "." + arrays.INDEX_PLACEHOLDER
                 if ":" not in path:
                     if not path.startswith("/"):
                         path = "%s/%s" % (workdir, path)
@@ -964,6 +1041,8 @@ class ServerCore:
             if state.next_seq > int(state.server.get("max_job_sequence_id", "9999999")):
                 state.next_seq = 0
             state.jobs[jobid] = job
+            if indices is not None:
+                self._create_subjobs(job, indices, attrs["array_indices_submitted"])
             self.log.job(pbslog.PBSEVENT_DEBUG2, jobid, "enqueuing into %s, state %s hop 1" % (queue, job["job_state"]))
             self.log.job(pbslog.PBSEVENT_JOB, jobid,
                          "Job Queued at request of %s@%s, owner = %s, job name = %s, queue = %s"
@@ -972,6 +1051,108 @@ class ServerCore:
             state.save()
         self.wake_scheduler()
         return {"jobid": jobid}
+
+    # job arrays -----------------------------------------------------------
+    def _create_subjobs(self, parent, indices, submitted):
+        """Give ``parent`` its array attributes and add one queued subjob per index."""
+        parent["array"] = "True"
+        parent["array_indices_submitted"] = submitted
+        parent["_array_step"] = indices[1] - indices[0] if len(indices) > 1 else 1
+        parent["_subjobs"] = [arrays.subjob_id(parent["id"], i) for i in indices]
+        parent.pop("hashname", None)
+        for index in indices:
+            sub = {k: copy.deepcopy(v) for k, v in parent.items()
+                   if k not in ("array", "array_indices_submitted", "array_indices_remaining",
+                                "array_state_count", "Submit_arguments", "_subjobs", "_array_step")}
+            sub["id"] = sub["hashname"] = arrays.subjob_id(parent["id"], index)
+            sub["array_id"] = parent["id"]
+            sub["array_index"] = str(index)
+            sub["_subjob"] = True
+            sub["Hold_Types"], sub["job_state"], sub["substate"] = "n", "Q", "10"
+            for key in ("Output_Path", "Error_Path"):
+                sub[key] = arrays.subjob_path(sub[key], index)
+            self.state.jobs[sub["id"]] = sub
+        self._refresh_array(parent)
+
+    def _subjobs(self, parent):
+        return [self.state.jobs[i] for i in parent.get("_subjobs", []) if i in self.state.jobs]
+
+    def _parent_of(self, job):
+        return self.state.jobs.get(job.get("array_id", "")) if job.get("_subjob") else None
+
+    def _refresh_array(self, parent):
+        """Recompute the parent's array attributes and state from its subjobs; finish the
+        array when no subjob is left to run."""
+        subjobs = self._subjobs(parent)
+        waiting = [s for s in subjobs if s.get("job_state") in ("Q", "H")]
+        parent["array_indices_remaining"] = arrays.format_indices(
+            [int(s["array_index"]) for s in waiting], parent.get("_array_step", 1))
+        parent["array_state_count"] = arrays.state_count(subjobs)
+        if parent.get("job_state") == "F":
+            return
+        if subjobs and all(s.get("job_state") in ("X", "F") for s in subjobs):
+            self._finish_array(parent)
+            return
+        if parent.get("Hold_Types", "n") != "n":
+            parent["job_state"], parent["substate"] = "H", "20"
+        elif parent.get("stime"):
+            parent["job_state"], parent["substate"] = "B", arrays.ARRAY_BEGUN_SUBSTATE
+        else:
+            parent["job_state"], parent["substate"] = "Q", "10"
+
+    def _array_began(self, parent):
+        if parent.get("stime"):
+            return
+        now = _now()
+        parent["stime"] = str(now)
+        parent["comment"] = "Job Array Began at %s" % time.strftime("%a %b %d at %H:%M", time.localtime(now))
+        self.acct.record("S", parent["id"], accounting.array_start_record(parent))
+
+    def _finish_array(self, parent):
+        parent["array_state_count"] = arrays.state_count([])
+        parent["array_indices_remaining"] = "-"
+        self.acct.record("E", parent["id"], accounting.array_end_record(parent, _now()))
+        history = self.state.server.get("job_history_enable") == "True"
+        for sub in self._subjobs(parent):
+            if history:
+                sub["job_state"], sub["substate"] = "F", "92"
+            else:
+                self.state.jobs.pop(sub["id"], None)
+        if history:
+            parent["job_state"], parent["substate"] = "F", "92"
+            parent["Exit_status"] = "0"
+        else:
+            self.state.jobs.pop(parent["id"], None)
+
+    def _subjob_done(self, job, exit_status):
+        """A subjob ended (or was deleted): it stays as ``X`` while its array lives."""
+        if job.get("exec_vnode"):
+            self._release_nodes(job)
+        job["job_state"], job["substate"] = "X", "91"
+        if exit_status is not None:
+            job["Exit_status"] = str(exit_status)
+        parent = self._parent_of(job)
+        if parent is not None:
+            self._refresh_array(parent)
+
+    def _check_failed_attempts(self, job):
+        """Seed "run_count of subjobs", interfaces 1 and 2: a job whose ``run_count`` went
+        above 20 gets a system hold and PBS's comment; a subjob's array is held too."""
+        if int(job.get("run_count", "0")) <= MAX_FAILED_RUNS:
+            return False
+        current = "" if job.get("Hold_Types", "n") == "n" else job["Hold_Types"]
+        job["Hold_Types"] = "".join(t for t in "uos" if t in current or t == "s")
+        job["job_state"], job["substate"] = "H", "20"
+        job["comment"] = HELD_FAILED_RUNS_COMMENT
+        self.log.job(pbslog.PBSEVENT_JOB, job["id"], HELD_FAILED_RUNS_COMMENT)
+        parent = self._parent_of(job)
+        if parent is not None:
+            held = "" if parent.get("Hold_Types", "n") == "n" else parent["Hold_Types"]
+            parent["Hold_Types"] = "".join(t for t in "uos" if t in held or t == "s")
+            parent["comment"] = ARRAY_HELD_COMMENT % job["id"]
+            self.log.job(pbslog.PBSEVENT_JOB, parent["id"], parent["comment"])
+            self._refresh_array(parent)
+        return True
 
     def op_alter(self, message):
         with self.lock:
@@ -995,51 +1176,125 @@ class ServerCore:
         self.wake_scheduler()
         return {}
 
+    def _check_hold_privilege(self, types, message):
+        """``chk_hold_priv()``: a system hold needs a manager, an operator hold an operator."""
+        if "s" in types and not self.is_manager(message):
+            raise PbsError(models.PBSE_PERM)
+        if "o" in types and not (self.is_manager(message) or self._is_operator(message)):
+            raise PbsError(models.PBSE_PERM)
+
+    def _is_operator(self, message):
+        who = "%s@%s" % (message.get("user", ""), message.get("host", ""))
+        operators = [m for m in self.state.server.get("operators", "").split(",") if m]
+        return any(fnmatch.fnmatchcase(who, pattern) for pattern in operators)
+
+    @staticmethod
+    def _hold_types(message):
+        types = message.get("hold_types") or "u"
+        if any(t not in "uosn" for t in types):
+            raise PbsError(models.PBSE_IVALREQ)
+        return types
+
     def op_hold(self, message):
+        """``req_holdjob()``: jobs and job arrays (a subjob: 15004 Invalid request); the
+        comment becomes ``Job held by <user> on <date>``; a running job keeps running."""
         with self.lock:
             job = self._job_for_owner(message, message["jobid"])
-            if job["job_state"] not in ("Q", "H"):
+            if job.get("_subjob"):
+                raise PbsError(models.PBSE_IVALREQ)
+            types = self._hold_types(message)
+            self._check_hold_privilege(types, message)
+            if job["job_state"] in ("E", "X"):
                 raise PbsError(models.PBSE_BADSTATE)
-            types = message.get("hold_types") or "u"
             current = "" if job["Hold_Types"] == "n" else job["Hold_Types"]
-            job["Hold_Types"] = "".join(t for t in "uos" if t in current or t in types)
-            job["job_state"], job["substate"] = "H", "20"
+            job["Hold_Types"] = "".join(t for t in "uos" if t in current or t in types) or "n"
+            job["comment"] = "Job held by %s on %s" % (message.get("user", ""), time.ctime(_now())[:24])
+            self.log.job(pbslog.PBSEVENT_JOB, job["id"], "Holds %s set at request of %s"
+                         % (types, self.requestor(message)))
+            if job.get("array") == "True":
+                self._refresh_array(job)
+            elif job["job_state"] == "Q" and job["Hold_Types"] != "n":
+                job["job_state"], job["substate"] = "H", "20"
             self.state.save()
         return {}
 
+    def _release_types(self, job, types):
+        """Remove hold ``types`` from ``job``; True when no hold is left."""
+        left = "".join(t for t in job.get("Hold_Types", "n") if t not in types and t != "n")
+        job["Hold_Types"] = left or "n"
+        return not left
+
     def op_release(self, message):
+        """``req_releasejob()``: jobs and job arrays (a subjob: 15004). Releasing an array
+        first releases the same holds on its held subjobs (seed interface 3): their comment
+        goes; then the array, whose comment becomes ``Job Array Began at ...`` again."""
         with self.lock:
             job = self._job_for_owner(message, message["jobid"])
-            types = message.get("hold_types") or "uos"
-            left = "".join(t for t in job["Hold_Types"] if t not in types and t != "n")
-            job["Hold_Types"] = left or "n"
-            if not left and job["job_state"] == "H":
+            if job.get("_subjob"):
+                raise PbsError(models.PBSE_IVALREQ)
+            types = self._hold_types(message)
+            self._check_hold_privilege(types, message)
+            free = self._release_types(job, types)
+            if job.get("array") == "True":
+                for sub in self._subjobs(job):
+                    if sub.get("job_state") != "H":
+                        continue
+                    if self._release_types(sub, types):
+                        sub["job_state"], sub["substate"] = "Q", "10"
+                        sub.pop("comment", None)
+                    self.log.job(pbslog.PBSEVENT_JOB, sub["id"], "Holds %s released at request of %s"
+                                 % (types, self.requestor(message)))
+                if free:
+                    if job.get("stime"):
+                        job["comment"] = "Job Array Began at %s" % time.strftime(
+                            "%a %b %d at %H:%M", time.localtime(int(job["stime"])))
+                    else:
+                        job.pop("comment", None)
+                self._refresh_array(job)
+            elif free and job["job_state"] == "H":
                 job["job_state"], job["substate"] = "Q", "10"
+            self.log.job(pbslog.PBSEVENT_JOB, job["id"], "Holds %s released at request of %s"
+                         % (types, self.requestor(message)))
             self.state.save()
         self.wake_scheduler()
         return {}
 
     def op_delete(self, message):
+        """qdel: a job, a subjob (kept as ``X`` while its array lives) or a whole array
+        (every subjob; running ones are killed through their primary mom)."""
+        targets = []
         with self.lock:
             job = self._job_for_owner(message, message["jobid"])
-            jobid = job["id"]
-            self.acct.record("D", jobid, "requestor=%s" % self.requestor(message))
-            if job["job_state"] != "R":
-                self._finish_job(job, exit_status=None)
-                self.state.save()
-                return {}
-            target = self._primary_mom(job)
-        try:
-            reply = wire.request(target[0], target[1], {"op": "delete_job", "jobid": jobid}, timeout=RUN_JOB_TIMEOUT)
-            delivered = bool(reply.get("ok"))
-        except wire.WireError:
-            delivered = False
-        if not delivered:
-            with self.lock:
-                job = self.state.jobs.get(jobid)
-                if job is not None:
-                    self._finish_job(job, exit_status=271)
-                    self.state.save()
+            if job.get("job_state") == "X":
+                raise PbsError(15159, "Request invalid for finished array subjob")
+            members = self._subjobs(job) if job.get("array") == "True" else [job]
+            for member in members:
+                if member.get("job_state") in ("X", "F"):
+                    continue
+                self.acct.record("D", member["id"], "requestor=%s" % self.requestor(message))
+                if member["job_state"] == "R":
+                    targets.append((member["id"], self._primary_mom(member)))
+                elif member.get("_subjob"):
+                    self._subjob_done(member, None)
+                else:
+                    self._finish_job(member, exit_status=None)
+            if job.get("array") == "True" and job["id"] in self.state.jobs:
+                self.acct.record("D", job["id"], "requestor=%s" % self.requestor(message))
+                self._refresh_array(job)
+            self.state.save()
+        for jobid, target in targets:
+            try:
+                reply = wire.request(target[0], target[1], {"op": "delete_job", "jobid": jobid},
+                                     timeout=RUN_JOB_TIMEOUT)
+                delivered = bool(reply.get("ok"))
+            except wire.WireError:
+                delivered = False
+            if not delivered:
+                with self.lock:
+                    member = self.state.jobs.get(jobid)
+                    if member is not None:
+                        self._finish_job(member, exit_status=271)
+                        self.state.save()
         self.wake_scheduler()
         return {}
 
@@ -1106,51 +1361,165 @@ class ServerCore:
                                     "clearing job %s from node %s" % (job["id"], name))
         self._assign(job, -1)
 
+    def run_mode(self):
+        """The run request the scheduler uses now (seed "job_run_wait"): ``execjob_hook``,
+        ``runjob_hook`` (only while an enabled runjob hook exists) or ``none``."""
+        mode = self.state.sched.get("job_run_wait", "runjob_hook")
+        if mode == "runjob_hook" and not self._sorted_hooks("runjob"):
+            return "none"
+        return mode if mode in RUN_REQUESTS else "none"
+
+    def _runnable(self):
+        """Queued jobs and subjobs in queue order (array parents, subjobs of a held array
+        and jobs of stopped queues left out)."""
+        out = []
+        for job in self.state.jobs.values():
+            if job.get("job_state") != "Q" or job.get("array") == "True":
+                continue
+            if self.state.queues.get(job["queue"], {}).get("started", "True") != "True":
+                continue
+            parent = self._parent_of(job)
+            if parent is not None and parent.get("job_state") in ("H", "F"):
+                continue
+            out.append(job)
+        return sorted(out, key=lambda j: (int(j.get("queue_rank", "0")), int(j.get("array_index", "0"))))
+
     def schedule_cycle(self):
-        """One scheduling cycle; returns the ids of the jobs it started."""
-        to_send = []
+        """One scheduling cycle; returns the ids of the jobs the moms accepted (with
+        ``none``/``runjob_hook``: the jobs sent). Jobs are taken one at a time in queue
+        order, each considered once per cycle; with ``job_run_wait = execjob_hook`` the
+        cycle waits for the mom's verdict on a job before it places the next one, so the
+        vnodes of a rejected job serve later jobs of the same cycle."""
         with self.lock:
             state = self.state
             if state.server.get("scheduling") != "True" or state.sched.get("scheduling", "True") != "True":
                 return []
-            self.sched_log.record(pbslog.PBSEVENT_DEBUG2, pbslog.OBJ_REQ, "", "Starting Scheduling Cycle")
-            queued = sorted((j for j in state.jobs.values() if j.get("job_state") == "Q"),
-                            key=lambda j: int(j.get("queue_rank", "0")))
-            for job in queued:
-                queue = state.queues.get(job["queue"], {})
-                if queue.get("started", "True") != "True":
-                    continue
-                try:
-                    placed = scheduler.place_job(job["schedselect"], job["Resource_List"].get("place"), state.nodes)
-                except selectspec.SelectSpecError:
-                    placed = None
-                if placed is None:
-                    self.sched_log.job(pbslog.PBSEVENT_DEBUG2, job["id"], "Insufficient amount of resource: ncpus")
-                    continue
-                exec_vnode, exec_host, _ = placed
-                self._start_job(job, exec_vnode, exec_host)
-                to_send.append((job["id"], self._primary_mom(job), self.public_job(job), self._vnodes_payload(job)))
-            self.sched_log.record(pbslog.PBSEVENT_DEBUG2, pbslog.OBJ_REQ, "", "Leaving Scheduling Cycle")
-            state.save()
+            mode = self.run_mode()
+            self.sched_log.record(pbslog.PBSEVENT_DEBUG, pbslog.OBJ_REQ, "", "Starting Scheduling Cycle")
+        considered = set()
         started = []
-        for jobid, (host, port), job, vnodes in to_send:
-            try:
-                reply = wire.request(host, port, {"op": "run_job", "job": job, "vnodes": vnodes},
-                                     timeout=RUN_JOB_TIMEOUT)
-                ok = bool(reply.get("ok"))
-            except wire.WireError:
-                ok = False
-            if ok:
-                started.append(jobid)
-                continue
+        while True:
             with self.lock:
-                job = self.state.jobs.get(jobid)
-                if job is not None and job.get("job_state") == "R":
-                    self._release_nodes(job)
-                    self._back_to_queue(job, hold=None)
-                    self.log.job(pbslog.PBSEVENT_JOB, jobid, "Job requeued, execution node %s down" % host)
-                    self.state.save()
+                job = placed = None
+                for candidate in self._runnable():
+                    if candidate["id"] in considered:
+                        continue
+                    considered.add(candidate["id"])
+                    try:
+                        placed = scheduler.place_job(candidate["schedselect"],
+                                                     candidate["Resource_List"].get("place"), self.state.nodes)
+                    except selectspec.SelectSpecError:
+                        placed = None
+                    if placed is None:
+                        self.sched_log.job(pbslog.PBSEVENT_DEBUG2, candidate["id"],
+                                           "Insufficient amount of resource: ncpus")
+                        continue
+                    job = candidate
+                    break
+                if job is None:
+                    break
+                jobid = job["id"]
+                number, call = RUN_REQUESTS[mode]
+                self.sched_log.job(pbslog.PBSEVENT_DEBUG2, jobid, "run request %s (job_run_wait=%s)"
+                                   % (call, self.state.sched.get("job_run_wait", "runjob_hook")))
+                self.log.record(pbslog.PBSEVENT_DEBUG2, pbslog.OBJ_REQ, "",
+                                "Type %d request received from Scheduler@%s, sock=0" % (number, self.host))
+                if mode == "runjob_hook" and not self._runjob_hooks_accept(job):
+                    continue
+                self._start_job(job, placed[0], placed[1])
+                payload = (self._primary_mom(job), self.public_job(job), self._vnodes_payload(job),
+                           job["run_count"])
+                self.state.save()
+            if mode == "execjob_hook":
+                if self._run_and_wait(jobid, payload):
+                    started.append(jobid)
+            else:
+                threading.Thread(target=self._send_run_job, args=(jobid, payload),
+                                 name="run-%s" % jobid, daemon=True).start()
+                started.append(jobid)
+        with self.lock:
+            self.sched_log.record(pbslog.PBSEVENT_DEBUG, pbslog.OBJ_REQ, "", "Leaving Scheduling Cycle")
+            self.state.save()
         return started
+
+    def _runjob_hooks_accept(self, job):
+        """Run the enabled runjob hooks (server side) on ``job``; a reject leaves it queued
+        with the scheduler's ``Not Running: PBS Error: <message>`` comment."""
+        from mockpbs import hookrun  # imported late: a server without hooks does not need it
+
+        for hook, values in self._sorted_hooks("runjob"):
+            context = {
+                "job": self.public_job(job), "vnode_list": {}, "vnode_list_fail": {}, "env": {},
+                "argv": [], "progname": "", "in_ms_mom": False, "hostname": self.host,
+                "server": self.host, "failed_mom_list": [], "succeeded_mom_list": [],
+                "requestor": "Scheduler", "requestor_host": self.host, "daemon": "server",
+            }
+            spec = {"name": hook.name, "body": self.state.hook_path(hook.name, "PY"),
+                    "config": self.state.hook_path(hook.name, "CF")
+                    if self.state.read_hook_file(hook.name, "CF") is not None else None,
+                    "alarm": int(values.get("alarm", "30")), "user": values.get("user"),
+                    "debug": values.get("debug") == "true"}
+            result = hookrun.run_hook(spec, "runjob", context, self.state.pbs_home, log=self.log)
+            if result.get("accepted") and not result.get("exception") and not result.get("alarm"):
+                continue
+            text = result.get("reject_msg") or "request rejected by filter hook '%s'" % hook.name
+            self.log.hook(pbslog.PBSEVENT_DEBUG2, hook.name, "runjob request rejected by '%s'" % hook.name)
+            job["comment"] = "Not Running: PBS Error: %s" % text
+            self.sched_log.job(pbslog.PBSEVENT_SCHED, job["id"],
+                               "Failed to run: %s (%d)" % (text, models.PBSE_HOOKERROR))
+            return False
+        return True
+
+    def _deliver(self, jobid, payload):
+        """Send ``run_job`` to the job's primary mom; an unreachable mom or a refusal
+        requeues the job (run_count kept, hold above 20 failed runs). True if delivered."""
+        (host, port), job, vnodes, _ = payload
+        try:
+            reply = wire.request(host, port, {"op": "run_job", "job": job, "vnodes": vnodes},
+                                 timeout=RUN_JOB_TIMEOUT)
+            if reply.get("ok"):
+                return True
+        except wire.WireError:
+            pass
+        with self.lock:
+            current = self.state.jobs.get(jobid)
+            if current is not None and current.get("job_state") == "R" \
+                    and current.get("run_count") == payload[3]:
+                self._release_nodes(current)
+                self._back_to_queue(current, hold=None)
+                self.log.job(pbslog.PBSEVENT_JOB, jobid, "Job requeued, execution node %s down" % host)
+                self._check_failed_attempts(current)
+                self._after_requeue(current)
+                self.state.save()
+            self.job_changed.notify_all()
+        self.wake_scheduler()
+        return False
+
+    def _send_run_job(self, jobid, payload):
+        self._deliver(jobid, payload)
+
+    def _run_and_wait(self, jobid, payload):
+        """``pbs_runjob``: deliver, then wait until the mom accepted the job (its program
+        started) or gave it back; a rejection is logged by the scheduler as PBS does."""
+        run_count = payload[3]
+        accepted = self._deliver(jobid, payload)
+
+        def settled():
+            job = self.state.jobs.get(jobid)
+            return (job is None or job.get("run_count") != run_count or job.get("job_state") != "R"
+                    or job.get("substate") != "41")
+
+        with self.lock:
+            if accepted:
+                self.job_changed.wait_for(settled, timeout=RUN_ACK_TIMEOUT)
+            job = self.state.jobs.get(jobid)
+            if job is not None and job.get("run_count") == run_count and job.get("job_state") == "R":
+                return True
+            if job is not None and job.get("job_state") == "Q":
+                job["comment"] = MOM_REJECT_COMMENT
+            self.sched_log.job(pbslog.PBSEVENT_SCHED, jobid, "Failed to run: %s (%d)"
+                               % (models.ERROR_TEXT[models.PBSE_MOMREJECT], models.PBSE_MOMREJECT))
+            return False
 
     def _start_job(self, job, exec_vnode, exec_host):
         now = _now()
@@ -1165,6 +1534,10 @@ class ServerCore:
         job.pop("_pruned", None)
         job.pop("session_id", None)
         self._assign(job, 1)
+        parent = self._parent_of(job)
+        if parent is not None:
+            self._array_began(parent)
+            self._refresh_array(parent)
         self.sched_log.job(pbslog.PBSEVENT_SCHED, job["id"], "Job run")
         self.log.job(pbslog.PBSEVENT_JOB, job["id"],
                      "Job Run at request of Scheduler@%s on exec_vnode %s" % (self.host, exec_vnode))
@@ -1184,6 +1557,9 @@ class ServerCore:
             job["comment"] = comment
 
     def _finish_job(self, job, exit_status):
+        if job.get("_subjob"):
+            self._subjob_done(job, exit_status)
+            return
         if job.get("exec_vnode"):
             self._release_nodes(job)
         if self.state.server.get("job_history_enable") == "True":
@@ -1206,17 +1582,51 @@ class ServerCore:
         return None, None
 
     def op_mom_hello(self, message):
+        """A mom (re)started. ``vnodes`` ({name: {"resources_available": {...}, other
+        attribute: value}}, the natural vnode included) creates or updates one vnode per
+        entry, each with this mom's ``Mom``/``Port``; without it ``resources_available``
+        updates the natural vnode."""
         with self.lock:
             name, node = self._find_node_for_mom(message.get("node", ""))
             if node is None:
+                # kept until "create node <name>": a mom usually starts before its node exists
+                self._pending_hellos[message.get("node", "")] = message
                 return {"known": False}
-            self._mark_up(node, message.get("resources_available"))
+            self._pending_hellos.pop(message.get("node", ""), None)
+            vnodes = message.get("vnodes") or {}
+            natural = vnodes.get(name) or vnodes.get(message.get("node")) or {}
+            self._mark_up(node, natural.get("resources_available") or message.get("resources_available"))
+            self._apply_vnode_attrs(node, natural)
+            for vname, entry in vnodes.items():
+                if vname in (name, message.get("node")):
+                    continue
+                self._update_reported_vnode(name, node, vname, entry)
             self.log.record(pbslog.PBSEVENT_SYSTEM, pbslog.OBJ_NODE, name, "mom hello: node up")
             self.state.save()
             target = (node.get("Mom", name), int(node.get("Port", self.mom_port)))
         self.push_all_hooks(*target)
         self.wake_scheduler()
         return {"known": True}
+
+    def _apply_vnode_attrs(self, vnode, entry):
+        for key, value in (entry or {}).items():
+            if key == "resources_available" or key.startswith("_"):
+                continue
+            if key in ("sharing", "comment", "priority", "queue", "resv_enable"):
+                vnode[key] = str(value)
+
+    def _update_reported_vnode(self, natural_name, natural, vname, entry):
+        vnode = self.state.nodes.get(vname)
+        if vnode is None:
+            vnode = self._new_node(vname)
+            vnode["Mom"] = natural.get("Mom", natural_name)
+            vnode["Port"] = natural.get("Port", str(self.mom_port))
+            self.state.nodes[vname] = vnode
+            self.log.record(pbslog.PBSEVENT_ADMIN, pbslog.OBJ_NODE, vname,
+                            "vnode created from the report of mom %s" % natural_name)
+        vnode["_natural"] = natural_name
+        self._mark_up(vnode, (entry or {}).get("resources_available"))
+        self._apply_vnode_attrs(vnode, entry)
 
     def _running_job(self, jobid):
         job = self.state.jobs.get(jobid)
@@ -1235,6 +1645,7 @@ class ServerCore:
             self.log.job(pbslog.PBSEVENT_DEBUG3, job["id"], "Received session ID for job: %s" % message.get("session"))
             self.log.job(pbslog.PBSEVENT_DEBUG3, job["id"], "Updated job state to 82 and substate to 42")
             self.state.save()
+            self.job_changed.notify_all()
         return {}
 
     def op_mom_job_update(self, message):
@@ -1305,6 +1716,8 @@ class ServerCore:
                 node["comment"] = message["comment"]
             elif "comment" in message and state == "free":
                 node.pop("comment", None)
+            for key, value in (message.get("resources_available") or {}).items():
+                node["resources_available." + key] = str(value)
             self._refresh_node_state(node)
             self.log.record(pbslog.PBSEVENT_DEBUG2, pbslog.OBJ_NODE, name,
                             "Updated vnode %s's attribute state=%s per mom hook request" % (name, state))
@@ -1313,8 +1726,14 @@ class ServerCore:
         return {}
 
     def op_mom_job_obit(self, message):
+        """Job done. An obit for a job that is gone or not running (already requeued, a
+        late obit of an earlier run) is ignored."""
         with self.lock:
-            job = self._running_job(message["jobid"])
+            job = self.state.jobs.get(message.get("jobid"))
+            if job is None or job.get("job_state") != "R":
+                self.log.job(pbslog.PBSEVENT_DEBUG, message.get("jobid", ""),
+                             "obit for a job not running, ignored")
+                return {"ignored": True}
             jobid = job["id"]
             exit_status = message.get("exit_status", 0)
             job["resources_used"] = {k: str(v) for k, v in (message.get("resources_used") or {}).items()}
@@ -1329,13 +1748,29 @@ class ServerCore:
             self.log.job(pbslog.PBSEVENT_JOB_USAGE, jobid, ("Exit_status=%s %s" % (exit_status, used)).strip())
             self._finish_job(job, exit_status)
             self.state.save()
+            self.job_changed.notify_all()
         self.wake_scheduler()
         return {}
 
+    def _after_requeue(self, job):
+        parent = self._parent_of(job)
+        if parent is not None:
+            self._refresh_array(parent)
+
     def op_mom_job_requeue(self, message):
+        """The mom gives a job back: its start failed (``reason`` says why), a hook asked
+        for a rerun, or it lost a sister while running (``rerun: true``). The job returns
+        to Q (H with ``hold``), its nodes are freed and no obit follows. A job whose program
+        never started counts as a failed run attempt (system hold above 20). A requeue for
+        a job that is not running any more is ignored."""
         with self.lock:
-            job = self._running_job(message["jobid"])
+            job = self.state.jobs.get(message.get("jobid"))
+            if job is None or job.get("job_state") != "R":
+                self.log.job(pbslog.PBSEVENT_DEBUG, message.get("jobid", ""),
+                             "requeue request for a job not running, ignored")
+                return {"ignored": True}
             jobid = job["id"]
+            never_started = job.get("substate") == "41"
             if message.get("reason"):
                 self.log.job(pbslog.PBSEVENT_JOB, jobid, message["reason"])
             self.acct.record("R", jobid, accounting.end_record(
@@ -1344,8 +1779,12 @@ class ServerCore:
             hold = message.get("hold")
             self._back_to_queue(job, hold, message.get("comment"))
             self.log.job(pbslog.PBSEVENT_JOB, jobid, "Job requeued, execution node  down")
+            if never_started:
+                self._check_failed_attempts(job)
             self.log.job(pbslog.PBSEVENT_DEBUG3, jobid, "Updated job state to %d and substate to %s"
-                         % (72 if hold else 81, job["substate"]))
+                         % (72 if job["job_state"] == "H" else 81, job["substate"]))
+            self._after_requeue(job)
             self.state.save()
+            self.job_changed.notify_all()
         self.wake_scheduler()
         return {}

@@ -5,7 +5,9 @@ honoured: ``scatter``/``vscatter`` one chunk per host/vnode, ``pack`` every chun
 host, ``free`` anywhere; enough free ``ncpus``/``mem``; ``excl`` wants idle vnodes) and
 builds ``exec_vnode``/``exec_host`` the way PBS writes them:
 ``(mom1:ncpus=1)+(mom2:ncpus=2:mem=1048576kb)`` and ``mom1/0+mom2/0*2`` (the index counts
-the job's chunks per host, ``*N`` only when ncpus is not 1).
+the job's chunks per host, ``*N`` only when ncpus is not 1). A chunk no single vnode
+holds may be split over the vnodes of one multi-vnode mom:
+``(hostA[0]:ncpus=2+hostA[1]:ncpus=1)``, exec_host ``hostA/0*0``.
 
 :class:`Scheduler` runs ``server.schedule_cycle()`` when woken (submit, node and job
 events) and every ``interval`` seconds.
@@ -68,79 +70,127 @@ def _take(free, chunk_resources):
             free[key] -= _amount(key, value)
 
 
-def _chunk_text(name, chunk_resources):
-    parts = []
-    for key, value in chunk_resources:
-        if key in CONSUMABLE:
-            if key in selectspec.SIZE_RESOURCES:
-                value = "%dkb" % selectspec.size_to_kb(value)
-            parts.append("%s=%s" % (key, value))
+def _format_amount(key, value):
+    if key in selectspec.SIZE_RESOURCES:
+        return "%dkb" % value
+    return str(value)
+
+
+def _piece_text(name, amounts):
+    """``name:ncpus=2:mem=1048576kb`` for one vnode's share of a chunk."""
+    parts = ["%s=%s" % (key, _format_amount(key, value)) for key, value in amounts]
     if not parts:
         parts.append("ncpus=0")
-    return "(%s:%s)" % (name, ":".join(parts))
+    return "%s:%s" % (name, ":".join(parts))
+
+
+def _single_piece(name, chunk_resources):
+    amounts = [(key, _amount(key, value)) for key, value in chunk_resources if key in CONSUMABLE]
+    return [(name, amounts)]
+
+
+def _span_host(host_vnodes, trial, chunk_resources, exclusive):
+    """Split one chunk over several vnodes of one host (vnodes in creation order), as the
+    PBS scheduler does for multi-vnode moms. ``host_vnodes``: [(name, attrs)] of one host;
+    ``trial``: {name: free amounts}, updated on success. Returns [(name, [(res, amount)])]
+    or None."""
+    need = {key: _amount(key, value) for key, value in chunk_resources
+            if key in CONSUMABLE and _amount(key, value) > 0}
+    others = [(key, value) for key, value in chunk_resources if key not in CONSUMABLE]
+    if not need:
+        return None
+    staged = {name: dict(free) for name, free in trial.items()}
+    pieces = []
+    left = dict(need)
+    for name, attrs in host_vnodes:
+        if not _fits(name, attrs, {}, others, exclusive):
+            continue
+        free = staged[name]
+        share = []
+        for key in need:
+            give = min(left[key], max(free.get(key, 0), 0))
+            if give > 0:
+                share.append((key, give))
+        if not share:
+            continue
+        for key, give in share:
+            left[key] -= give
+            free[key] -= give
+        pieces.append((name, share))
+        if all(amount <= 0 for amount in left.values()):
+            trial.update(staged)
+            return pieces
+    return None
 
 
 def place_job(schedselect, place, nodes):
     """Place ``schedselect`` (select text) with ``place`` (e.g. ``"scatter:excl"``) on
     ``nodes`` (ordered ``{name: flat attribute dict}``).
 
-    Returns ``(exec_vnode, exec_host, [vnode names per chunk])`` or None when the job
+    Hosts are tried in the order of their first vnode; on a host a chunk goes to the first
+    vnode that holds it whole, else it is split over several vnodes of that host
+    (``(hostA[0]:ncpus=2+hostA[1]:ncpus=1)``, multi-vnode moms). ``scatter`` puts each
+    chunk on another host, ``vscatter`` on other vnodes, ``pack`` every chunk on one host.
+
+    Returns ``(exec_vnode, exec_host, [first vnode name per chunk])`` or None when the job
     does not fit now. Raises SelectSpecError for a bad select."""
     chunks = selectspec.expand_chunks(selectspec.parse_select(schedselect))
     words = (place or "free").split(":")
     arrangement = next((w for w in words if w in ("free", "pack", "scatter", "vscatter")), "free")
     exclusive = "excl" in words or "exclhost" in words
     candidates = [(n, a) for n, a in nodes.items() if _usable(a)]
-    frees = {n: vnode_free(a) for n, a in candidates}
 
     def host_of(name):
         return nodes[name].get("resources_available.host", name)
 
-    chosen = None
-    if arrangement == "pack":
-        hosts = []
-        for name, _ in candidates:
-            if host_of(name) not in hosts:
-                hosts.append(host_of(name))
-        for host in hosts:
-            trial = {n: dict(f) for n, f in frees.items()}
-            picks = []
-            for resources in chunks:
-                pick = next((n for n, a in candidates if host_of(n) == host
-                             and _fits(n, a, trial[n], resources, exclusive)), None)
-                if pick is None:
-                    break
-                _take(trial[pick], resources)
-                picks.append(pick)
-            if len(picks) == len(chunks):
-                chosen = picks
-                break
-    else:
-        picks = []
-        used_hosts = set()
-        used_vnodes = set()
-        for resources in chunks:
-            pick = None
-            for name, attrs in candidates:
-                if arrangement == "scatter" and host_of(name) in used_hosts:
-                    continue
+    hosts = []
+    for name, _ in candidates:
+        if host_of(name) not in hosts:
+            hosts.append(host_of(name))
+    by_host = {h: [(n, a) for n, a in candidates if host_of(n) == h] for h in hosts}
+
+    def place_chunk(resources, trial, allowed_hosts, used_vnodes):
+        for host in allowed_hosts:
+            for name, attrs in by_host[host]:
                 if arrangement == "vscatter" and name in used_vnodes:
                     continue
-                if _fits(name, attrs, frees[name], resources, exclusive):
-                    pick = name
-                    break
-            if pick is None:
-                return None
-            _take(frees[pick], resources)
-            used_hosts.add(host_of(pick))
-            used_vnodes.add(pick)
-            picks.append(pick)
-        chosen = picks
-    if chosen is None:
+                if _fits(name, attrs, trial[name], resources, exclusive):
+                    _take(trial[name], resources)
+                    return _single_piece(name, resources)
+            if arrangement != "vscatter":
+                pieces = _span_host(by_host[host], trial, resources, exclusive)
+                if pieces is not None:
+                    return pieces
         return None
-    exec_vnode = "+".join(_chunk_text(name, resources) for name, resources in zip(chosen, chunks))
+
+    def place_all(allowed_hosts):
+        trial = {n: vnode_free(a) for n, a in candidates}
+        placed = []
+        used_hosts, used_vnodes = set(), set()
+        for resources in chunks:
+            usable = [h for h in allowed_hosts if not (arrangement == "scatter" and h in used_hosts)]
+            pieces = place_chunk(resources, trial, usable, used_vnodes)
+            if pieces is None:
+                return None
+            used_hosts.add(host_of(pieces[0][0]))
+            used_vnodes.update(name for name, _ in pieces)
+            placed.append(pieces)
+        return placed
+
+    placed = None
+    if arrangement == "pack":
+        for host in hosts:
+            placed = place_all([host])
+            if placed is not None:
+                break
+    else:
+        placed = place_all(hosts)
+    if placed is None:
+        return None
+    exec_vnode = "+".join("(%s)" % "+".join(_piece_text(name, amounts) for name, amounts in pieces)
+                          for pieces in placed)
     exec_host = exec_host_from_exec_vnode(exec_vnode, host_of)
-    return exec_vnode, exec_host, chosen
+    return exec_vnode, exec_host, [pieces[0][0] for pieces in placed]
 
 
 def exec_host_from_exec_vnode(exec_vnode, host_of):

@@ -6,10 +6,17 @@
   here ``mockpbs.cli.common.server_address`` is pointed at ``address`` instead.
 - :func:`run_cli` runs a command's ``main(argv)`` with stdin text and returns
   ``(rc, stdout, stderr)``.
+- :class:`FakeMom` answers the server's mom requests on ``address:15002`` and reports
+  back like a mom (``mom_hello``, ``mom_job_started``, ``mom_job_requeue``,
+  ``mom_job_obit``); :func:`wait_for` polls a condition.
 """
 import io
 import os
 import sys
+import threading
+import time
+
+from mockpbs import wire
 
 from mockpbs.cli import common
 from mockpbs.server.daemon import ServerDaemon
@@ -17,7 +24,12 @@ from mockpbs.server.daemon import ServerDaemon
 TEST_ADDRESS = "127.0.1.200"
 
 
-def start_server(tmp_path, monkeypatch, host="vm", address=TEST_ADDRESS, **options):
+def start_server(tmp_path, monkeypatch, host="vm", address=TEST_ADDRESS, qsub_cache=False, **options):
+    """Start an in-process server (see the module docstring). ``qsub_cache`` False (the
+    default) makes in-process ``qsub`` read default_qsub_arguments from the server
+    instead of starting its per-user cache process (``MOCKPBS_QSUB_CACHE=off``)."""
+    if not qsub_cache:
+        monkeypatch.setenv("MOCKPBS_QSUB_CACHE", "off")
     pbs_home = os.path.join(str(tmp_path), "pbs_home")
     conf = os.path.join(str(tmp_path), "pbs.conf")
     with open(conf, "w") as handle:
@@ -55,3 +67,68 @@ def run_cli(main, argv, stdin=""):
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved
     return rc, stdout.getvalue() + stdout.buffer.getvalue().decode(errors="replace"), stderr.getvalue()
+
+
+def wait_for(predicate, what, deadline=30.0):
+    """Poll ``predicate`` every 0.05 s until it returns something true (returned);
+    AssertionError after ``deadline`` seconds."""
+    end = time.time() + deadline
+    while time.time() < end:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting for %s" % what)
+
+
+class FakeMom:
+    """A stand-in mom on ``address`` (port 15002) reporting to the server at
+    ``server_address``. ``verdict(job) -> "accept" | "reject" | None`` decides what a
+    ``run_job`` leads to (it runs in a thread and may block): ``accept`` reports
+    ``mom_job_started``, ``reject`` a ``mom_job_requeue`` as the mom does when an
+    execjob_begin hook rejects, None nothing. ``delete_job`` is answered with an obit
+    (exit status 271). Every request is recorded."""
+
+    def __init__(self, address, name, resources=None, server_address=TEST_ADDRESS, verdict=None):
+        self.address = address
+        self.name = name
+        self.server_address = server_address
+        self.resources = resources or {"ncpus": "2", "mem": "4gb"}
+        self.verdict = verdict or (lambda job: "accept")
+        self.requests = []
+        self.lock = threading.Lock()
+        self.listener = wire.serve(address, wire.MOM_PORT, self.dispatch)
+
+    def dispatch(self, message, peer):
+        with self.lock:
+            self.requests.append(message)
+        op = message["op"]
+        if op == "ping":
+            return {"ok": True, "node": self.name, "resources_available": dict(self.resources)}
+        if op == "run_job":
+            threading.Thread(target=self._react, args=(message["job"],), daemon=True).start()
+        elif op == "delete_job":
+            threading.Thread(target=self.report, args=({"op": "mom_job_obit", "jobid": message["jobid"],
+                                                         "exit_status": 271, "resources_used": {}},),
+                             daemon=True).start()
+        return {"ok": True}
+
+    def _react(self, job):
+        verdict = self.verdict(job)
+        if verdict == "accept":
+            self.report({"op": "mom_job_started", "jobid": job["id"], "session": 4242})
+        elif verdict == "reject":
+            self.report({"op": "mom_job_requeue", "jobid": job["id"], "hold": None,
+                         "comment": "rejected by the execjob_begin hook",
+                         "reason": "execjob_begin hook rejected", "rerun": False})
+
+    def report(self, message):
+        return wire.request(self.server_address, wire.SERVER_PORT, message, timeout=30)
+
+    def ops(self, op):
+        with self.lock:
+            return [m for m in self.requests if m["op"] == op]
+
+    def close(self):
+        self.listener.shutdown()
+        self.listener.server_close()

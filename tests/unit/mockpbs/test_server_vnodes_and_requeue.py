@@ -1,0 +1,162 @@
+"""Server side of what the mom now reports (PROTOCOL.md): the vnodes of a multi-vnode mom
+in ``mom_hello`` and chunks spread over them, ``mom_job_requeue`` with ``rerun``, late
+obits, vnodes offlined by a failed hook with ``fail_action=offline_vnodes``, ``qalter -W
+tolerate_node_failures`` on a running job, and a server restart keeping a pruned job."""
+import glob
+import os
+import re
+
+import pytest
+
+from mockpbs import wire
+from mockpbs.cli import pbsnodes, qalter, qmgr, qstat, qsub
+from mockpbs.server import testing
+
+SERVER = "127.0.4.210"
+MOM_A = "127.0.4.211"
+MOM_B = "127.0.4.212"
+# pbs_mom's comment after a hook with fail_action=offline_vnodes failed (OpenPBS PTL
+# tests: "offlined by hook '%s' due to hook error").
+OFFLINE_COMMENT = "offlined by hook 'h1' due to hook error"
+
+
+def hello_vnodes():
+    return {
+        "hostA": {"resources_available": {"ncpus": "0", "host": "hostA", "vnode": "hostA"}},
+        "hostA[0]": {"resources_available": {"ncpus": "2", "mem": "2gb", "host": "hostA", "vnode": "hostA[0]"}},
+        "hostA[1]": {"resources_available": {"ncpus": "2", "host": "hostA", "vnode": "hostA[1]"},
+                     "sharing": "default_excl"},
+    }
+
+
+@pytest.fixture
+def cluster(tmp_path, monkeypatch):
+    daemon = testing.start_server(tmp_path, monkeypatch, address=SERVER)
+    mom_a = testing.FakeMom(MOM_A, "hostA", resources={"ncpus": "0"}, server_address=SERVER,
+                            verdict=lambda job: None)
+    mom_b = testing.FakeMom(MOM_B, "hostB", server_address=SERVER, verdict=lambda job: None)
+    for name, address in (("hostA", MOM_A), ("hostB", MOM_B)):
+        assert testing.run_cli(qmgr.main, ["-c", "create node %s Mom=%s" % (name, address)])[0] == 0
+    mom_a.report({"op": "mom_hello", "node": "hostA", "host": "hostA",
+                  "resources_available": {"ncpus": "0"}, "vnodes": hello_vnodes()})
+    testing.wait_for(lambda: testing.run_cli(pbsnodes.main, ["-a"])[1].count("state = free") == 4, "4 vnodes free")
+    yield daemon, mom_a, mom_b
+    mom_a.close()
+    mom_b.close()
+    daemon.stop()
+
+
+def job_attrs(jobid):
+    _, out, _ = testing.run_cli(qstat.main, ["-f", jobid])
+    return dict(re.findall(r"^    (\S+) = (.*)$", out.replace("\n\t", ""), re.M))
+
+
+def node_attrs(name):
+    _, out, _ = testing.run_cli(pbsnodes.main, [name])
+    return dict(re.findall(r"^     (\S+) = (.*)$", out, re.M))
+
+
+def report(message):
+    return wire.request(SERVER, wire.SERVER_PORT, message, timeout=30)
+
+
+def test_mom_hello_vnodes_become_vnodes_shown_by_pbsnodes(cluster):
+    names = re.findall(r"^(\S+)$", testing.run_cli(pbsnodes.main, ["-a"])[1], re.M)
+    assert names == ["hostA", "hostB", "hostA[0]", "hostA[1]"]
+    vnode = node_attrs("hostA[1]")
+    assert (vnode["Mom"], vnode["Port"], vnode["state"]) == (MOM_A, "15002", "free")
+    assert (vnode["resources_available.host"], vnode["resources_available.vnode"]) == ("hostA", "hostA[1]")
+    assert (vnode["resources_available.ncpus"], vnode["sharing"]) == ("2", "default_excl")
+    assert node_attrs("hostA")["resources_available.ncpus"] == "0"
+
+
+def test_chunk_spans_vnodes_of_one_host_and_run_job_names_their_host(cluster):
+    _, mom_a, mom_b = cluster
+    jobid = testing.run_cli(qsub.main, ["-l", "select=1:ncpus=3+1:ncpus=1", "-l", "place=scatter",
+                                        "--", "/bin/sleep", "30"])[1].strip()
+    sent = testing.wait_for(lambda: mom_a.ops("run_job"), "run_job at hostA's mom")[0]
+    assert sent["job"]["exec_vnode"] == "(hostA[0]:ncpus=2+hostA[1]:ncpus=1)+(hostB:ncpus=1)"
+    assert sent["job"]["exec_host"] == "hostA/0*0+hostB/0"
+    assert {v: info["host"] for v, info in sent["vnodes"].items()} == \
+        {"hostA[0]": "hostA", "hostA[1]": "hostA", "hostB": "hostB"}
+    assert node_attrs("hostA[1]")["jobs"] == "%s/0" % jobid
+    assert mom_b.ops("run_job") == []
+
+
+def test_offline_vnodes_from_failed_hook_show_in_pbsnodes(cluster):
+    for vnode in ("hostA", "hostA[0]", "hostA[1]"):
+        assert report({"op": "mom_node_update", "vnode": vnode, "state": "offline",
+                       "comment": OFFLINE_COMMENT})["ok"]
+    for vnode in ("hostA", "hostA[0]", "hostA[1]"):
+        attrs = node_attrs(vnode)
+        assert (attrs["state"], attrs["comment"]) == ("offline", OFFLINE_COMMENT)
+    assert node_attrs("hostB")["state"] == "free"
+
+
+def test_rerun_requeue_frees_nodes_and_late_obit_is_ignored(cluster, tmp_path):
+    _, _, mom_b = cluster
+    jobid = testing.run_cli(qsub.main, ["-l", "select=1:ncpus=1:vnode=hostB", "--", "/bin/true"])[1].strip()
+    testing.wait_for(lambda: mom_b.ops("run_job"), "run_job")
+    assert report({"op": "mom_job_started", "jobid": jobid, "session": 99})["ok"]
+    assert testing.run_cli(qmgr.main, ["-c", "set server scheduling = False"])[0] == 0
+    reply = report({"op": "mom_job_requeue", "jobid": jobid, "hold": None, "comment": None,
+                    "reason": "lost communication with sister mom hostA", "rerun": True})
+    assert reply["ok"] and not reply.get("ignored")
+    attrs = job_attrs(jobid)
+    assert (attrs["job_state"], attrs["run_count"]) == ("Q", "1") and "exec_vnode" not in attrs
+    assert node_attrs("hostB")["resources_assigned.ncpus"] == "0"
+    late = report({"op": "mom_job_obit", "jobid": jobid, "exit_status": 0, "resources_used": {}})
+    assert late["ok"] and late["ignored"]
+    assert job_attrs(jobid)["job_state"] == "Q"
+    gone = report({"op": "mom_job_obit", "jobid": "77.vm", "exit_status": 0, "resources_used": {}})
+    assert gone["ok"] and gone["ignored"]
+    records = []
+    for path in glob.glob(os.path.join(str(tmp_path), "pbs_home", "server_priv", "accounting", "*")):
+        records += [l for l in open(path) if ";%s;" % jobid in l]
+    assert [l.split(";")[1] for l in records] == ["Q", "S", "R"]
+
+
+def test_qalter_tolerate_on_running_job_reaches_the_next_run(cluster):
+    _, _, mom_b = cluster
+    jobid = testing.run_cli(qsub.main, ["-W", "tolerate_node_failures=all", "-l",
+                                        "select=1:ncpus=1:vnode=hostB", "--", "/bin/true"])[1].strip()
+    testing.wait_for(lambda: mom_b.ops("run_job"), "first run_job")
+    assert testing.run_cli(qalter.main, ["-W", "tolerate_node_failures=job_start", jobid]) == (0, "", "")
+    assert testing.run_cli(qalter.main, ["-W", "tolerate_node_failures=bogus", jobid]) == \
+        (166, "", "qalter: Illegal attribute or resource value %s\n" % jobid)
+    assert job_attrs(jobid)["tolerate_node_failures"] == "job_start"
+    report({"op": "mom_job_requeue", "jobid": jobid, "hold": None, "comment": None,
+            "reason": "execjob_resize hook rejected", "rerun": True})
+    second = testing.wait_for(lambda: mom_b.ops("run_job")[1:], "second run_job")[0]
+    assert second["job"]["tolerate_node_failures"] == "job_start"
+    assert second["job"]["run_count"] == "2"
+
+
+def test_server_restart_keeps_a_running_pruned_job(cluster, tmp_path, monkeypatch):
+    daemon, mom_a, mom_b = cluster
+    jobid = testing.run_cli(qsub.main, ["-l", "select=1:ncpus=1:vnode=hostB+1:ncpus=1:vnode=hostA[0]",
+                                        "-W", "tolerate_node_failures=job_start", "--", "/bin/sleep", "30"])[1].strip()
+    testing.wait_for(lambda: mom_b.ops("run_job"), "run_job")
+    report({"op": "mom_job_started", "jobid": jobid, "session": 7})
+    assert report({"op": "mom_job_update", "jobid": jobid, "exec_vnode": "(hostB:ncpus=1)",
+                   "exec_host": "hostB/0", "schedselect": "1:ncpus=1:vnode=hostB"})["applied"]
+    before = job_attrs(jobid)
+    daemon.stop()
+    restarted = testing.start_server(tmp_path, monkeypatch, address=SERVER)
+    try:
+        after = job_attrs(jobid)
+        for key in ("job_state", "exec_vnode", "exec_host", "schedselect", "Resource_List.select",
+                    "Resource_List.ncpus", "Resource_List.nodect", "run_count", "session_id"):
+            assert after[key] == before[key], key
+        assert (after["exec_vnode"], after["Resource_List.ncpus"]) == ("(hostB:ncpus=1)", "1")
+        assert node_attrs("hostA[0]")["resources_assigned.ncpus"] == "0"
+        assert node_attrs("hostB")["resources_assigned.ncpus"] == "1"
+        report({"op": "mom_job_obit", "jobid": jobid, "exit_status": 0, "resources_used": {"walltime": "00:00:01"}})
+        paths = glob.glob(os.path.join(str(tmp_path), "pbs_home", "server_priv", "accounting", "*"))
+        kinds = [l.split(";")[1] for p in paths for l in open(p) if ";%s;" % jobid in l]
+        # the pruned phase still ends with "e" and the E record carries the original request
+        assert kinds == ["Q", "S", "s", "e", "E"]
+        end = [l for p in paths for l in open(p) if ";E;%s;" % jobid in l][0]
+        assert "Resource_List.ncpus=2" in end
+    finally:
+        restarted.stop()
