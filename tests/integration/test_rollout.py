@@ -1,0 +1,270 @@
+"""playbooks/rollout.yml on the mock cluster, with the faults of issue 8 point 4.
+
+Every test runs the real ``ansible-playbook`` over SSH against one 4-mom cluster (module
+scope) and then looks at the cluster itself: node state and comment on the server
+(``qmgr list node``), ``mom_priv/config`` and the mom logs. Each test rolls out its own
+tunable values, so that the mom log lines it counts are its own.
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytestmark = [pytest.mark.integration, pytest.mark.cluster_moms(4)]
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROLLOUT = os.path.join(REPO, "playbooks", "rollout.yml")
+QMGR = "/opt/pbs/bin/qmgr"
+PBS_HOME = "/var/spool/pbs"
+SERVER = "pbs-server"
+MOMS = ["mom1", "mom2", "mom3", "mom4"]
+RECAP_RE = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
+WAIT_LIMIT = 90  # seconds a test waits for the cluster to reach a state before giving up
+
+
+# ------------------------------------------------------------------ helpers (also used by test_audit)
+
+def ansible_env(tmp_root):
+    """Environment for ansible-playbook: the repo's ansible.cfg, and the collection importable
+    as hpc.pbs (``make collection``'s link, else a link made under ``tmp_root``)."""
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_FORCE_COLOR="0",
+               ANSIBLE_NOCOLOR="1", PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    if not os.path.isdir(os.path.join(REPO, "build", "collections", "ansible_collections", "hpc", "pbs")):
+        link_dir = os.path.join(str(tmp_root), "collections", "ansible_collections", "hpc")
+        os.makedirs(link_dir, exist_ok=True)
+        link = os.path.join(link_dir, "pbs")
+        if not os.path.islink(link):
+            os.symlink(REPO, link)
+        env["ANSIBLE_COLLECTIONS_PATH"] = os.path.join(str(tmp_root), "collections")
+    return env
+
+
+def playbook_argv(inventory, playbook, extra_vars, *more):
+    return [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory, playbook,
+            "-e", json.dumps(extra_vars)] + list(more)
+
+
+def run_playbook(cluster, env, playbook, extra_vars, *more):
+    """Run a playbook to its end: ``(rc, output, {host: recap counts})``."""
+    proc = subprocess.run(playbook_argv(cluster.inventory, playbook, extra_vars, *more), cwd=REPO, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL,
+                          timeout=600)
+    return proc.returncode, proc.stdout, recap(proc.stdout)
+
+
+def recap(output):
+    return {m.group(1): {"ok": int(m.group(2)), "changed": int(m.group(3)), "unreachable": int(m.group(4)),
+                         "failed": int(m.group(5))} for m in RECAP_RE.finditer(output)}
+
+
+def node_attributes(cluster, node):
+    """``qmgr list node`` on the server as a dict (attribute -> text)."""
+    out = cluster.exec(SERVER, [QMGR, "-c", "list node %s" % node], check=True).stdout
+    return dict(line.strip().split(" = ", 1) for line in out.splitlines()[1:] if " = " in line)
+
+
+def mom_log_count(cluster, mom, option, value):
+    """How often ``mom`` logged ``option;value`` (one line per load of the config)."""
+    out = cluster.exec(mom, ["sh", "-c", "cat %s/mom_logs/*" % PBS_HOME], check=True).stdout
+    return sum(1 for line in out.splitlines() if line.endswith(";%s;%s" % (option, value)))
+
+
+def mom_config_lines(cluster, mom, option):
+    out = cluster.exec(mom, ["cat", "%s/mom_priv/config" % PBS_HOME], check=True).stdout
+    return [line for line in out.splitlines() if line.split()[:1] == ["$" + option]]
+
+
+def wait_until(predicate, what, limit=WAIT_LIMIT):
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.3)
+    raise AssertionError("gave up after %ss waiting for %s" % (limit, what))
+
+
+class BackgroundPlaybook:
+    """ansible-playbook running in its own session, its output collected line by line."""
+
+    def __init__(self, argv, env):
+        self.proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, text=True, start_new_session=True)
+        self.lines = []
+
+    def read_until(self, pattern):
+        """Read output until a line matches ``pattern``; fail if the playbook ends first."""
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            if re.search(pattern, line):
+                return line
+        raise AssertionError("playbook ended before %r:\n%s" % (pattern, "".join(self.lines)))
+
+    def interrupt(self):
+        os.killpg(self.proc.pid, signal.SIGINT)  # as an admin's Ctrl-C
+
+    def finish(self):
+        rest, _ = self.proc.communicate(timeout=600)
+        self.lines.append(rest)
+        output = "".join(self.lines)
+        return self.proc.returncode, output, recap(output)
+
+
+def rollout_vars(value, **more):
+    extra = {"mom_tunables_job_launch_delay": value, "mom_tunables_sister_join_job_alarm": value,
+             "rollout_batch_size": 2, "rollout_drain_poll": 1, "rollout_reload_timeout": 20}
+    extra.update(more)
+    return extra
+
+
+def assert_done(cluster, mom, value):
+    attrs = node_attributes(cluster, mom)
+    assert "offline" not in attrs["state"].split(","), (mom, attrs)
+    assert "comment" not in attrs, (mom, attrs)
+    assert mom_config_lines(cluster, mom, "job_launch_delay") == ["$job_launch_delay %d" % value]
+    assert mom_config_lines(cluster, mom, "sister_join_job_alarm") == ["$sister_join_job_alarm %d" % value]
+    assert mom_log_count(cluster, mom, "job_launch_delay", value) >= 1
+    assert mom_log_count(cluster, mom, "sister_join_job_alarm", value) >= 1
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    return ansible_env(tmp_path_factory.mktemp("ansible"))
+
+
+# ------------------------------------------------------------------ tests
+
+def test_qmgr_failure_on_server_stops_before_any_mom_is_touched(pbs_cluster, env):
+    rc, out, counts = run_playbook(pbs_cluster, env, ROLLOUT,
+                                   rollout_vars(11, pbs_sched_attributes={"no_such_attribute": 1}))
+    assert rc != 0, out
+    assert counts["pbs-server"]["failed"] == 1, out
+    assert "Syntax error" in out
+    assert "PLAY [Roll out to the moms batch by batch]" not in out
+    for mom in MOMS:
+        assert mom not in counts, out  # not one task ran on a mom
+        attrs = node_attributes(pbs_cluster, mom)
+        assert attrs["state"] == "free" and "comment" not in attrs, (mom, attrs)
+        assert mom_config_lines(pbs_cluster, mom, "job_launch_delay") == []
+        assert mom_log_count(pbs_cluster, mom, "job_launch_delay", 11) == 0
+
+
+def test_ssh_connection_dropped_mid_task(pbs_cluster, env):
+    cluster = pbs_cluster
+    # A frozen mom never logs its values, so mom_config waits on mom2 (up to the reload
+    # timeout) after writing the file: the task is then mid-way for certain.
+    cluster.stop_mom("mom2", freeze=True)
+    try:
+        run = BackgroundPlaybook(playbook_argv(cluster.inventory, ROLLOUT,
+                                               rollout_vars(13, rollout_reload_timeout=60,
+                                                            rollout_max_fail_percentage=50)), env)
+        wait_until(lambda: mom_config_lines(cluster, "mom2", "job_launch_delay") == ["$job_launch_delay 13"],
+                   "mom_config to write mom2's config")
+        listener = cluster.exec("mom2", ["cat", "/run/sshd.pid"], check=True).stdout.strip()
+        killed = cluster.exec("mom2", ["pkill", "-KILL", "-P", listener])
+        assert killed.returncode == 0, "no SSH session to mom2 to drop: %s" % killed.stderr
+    finally:
+        cluster.start_mom("mom2")
+    rc, out, counts = run.finish()
+
+    assert rc != 0, out
+    assert "Batch 1 summary: done 1 (mom1), failed 1 (mom2)" in out, out
+    mom2 = node_attributes(cluster, "mom2")
+    assert "offline" in mom2["state"].split(","), mom2
+    assert "SSH connection to mom2 dropped" in mom2["comment"], (mom2, out)
+    for mom in ("mom1", "mom3", "mom4"):
+        assert_done(cluster, mom, 13)
+
+    rc, out, counts = run_playbook(cluster, env, ROLLOUT, rollout_vars(13))
+    assert rc == 0, out
+    assert_done(cluster, "mom2", 13)
+    assert "mom2: done" in out
+
+
+def test_mom_killed_mid_batch_fails_only_that_host(pbs_cluster, env, tmp_path):
+    cluster = pbs_cluster
+    # Runs after test_ssh_connection_dropped_mid_task: the mock server only knows a node's
+    # ncpus (and schedules jobs there) once its mom has been reloaded.
+    release = "/home/pbsuser/release-drain-%d" % os.getpid()
+    # A job on mom4 holds batch 2 (mom3, mom4) in its drain wait, with mom3 already offline
+    # and not yet changed: the moment to kill mom3's pbs_mom.
+    script = "while [ ! -e %s ]; do sleep 0.2; done\n" % release
+    jobid = cluster.exec(SERVER, ["/opt/pbs/bin/qsub", "-l", "select=1:ncpus=1:host=mom4"], user="pbsuser",
+                         input=script, check=True).stdout.strip()
+    wait_until(lambda: "jobs" in node_attributes(cluster, "mom4"), "job %s running on mom4" % jobid)
+
+    run = BackgroundPlaybook(playbook_argv(cluster.inventory, ROLLOUT,
+                                           rollout_vars(12, rollout_drain=True, rollout_max_fail_percentage=50)), env)
+    run.read_until(r'"Batch 2: mom3, mom4')
+    wait_until(lambda: node_attributes(cluster, "mom3").get("comment", "").startswith("hpc.pbs rollout ")
+               and "offline" in node_attributes(cluster, "mom3")["state"], "mom3 offline by the rollout")
+    cluster.stop_mom("mom3")
+    cluster.exec(SERVER, ["touch", release], user="pbsuser", check=True)
+    rc, out, counts = run.finish()
+
+    assert rc != 0, out
+    assert "Batch 2 summary: done 1 (mom4), failed 1 (mom3), skipped 0" in out
+    assert re.search(r"mom3 \(Check that pbs_mom took the new values: pbs_mom is not running on mom3", out), out
+    mom3 = node_attributes(cluster, "mom3")
+    assert "offline" in mom3["state"].split(","), mom3
+    assert mom3["comment"].startswith("hpc.pbs rollout rjs-"), mom3
+    assert "failed: Check that pbs_mom took the new values: pbs_mom is not running" in mom3["comment"]
+    for mom in ("mom1", "mom2", "mom4"):
+        assert_done(cluster, mom, 12)
+
+    # The site fixes mom3 and runs the same rollout again: only mom3 is done this time.
+    cluster.start_mom("mom3")
+    wait_until(lambda: "down" not in node_attributes(cluster, "mom3")["state"], "mom3 up again")
+    rc, out, counts = run_playbook(cluster, env, ROLLOUT, rollout_vars(12, rollout_drain=True))
+    assert rc == 0, out
+    assert_done(cluster, "mom3", 12)
+    for mom in ("mom1", "mom2", "mom4"):
+        assert counts[mom]["changed"] == 0, (mom, counts)
+        assert "%s: skipped already done" % mom in out
+        assert mom_log_count(cluster, mom, "job_launch_delay", 12) == 1
+
+
+def test_interrupted_rollout_resumes_without_applying_twice(pbs_cluster, env):
+    cluster = pbs_cluster
+    run = BackgroundPlaybook(playbook_argv(cluster.inventory, ROLLOUT, rollout_vars(14, rollout_batch_size=1)), env)
+    run.read_until(r'"Batch 3: mom3')
+    wait_until(lambda: "offline" in node_attributes(cluster, "mom3")["state"], "mom3 offline by the rollout")
+    run.interrupt()
+    rc, out, _ = run.finish()
+    assert rc != 0, out
+    assert "Batch 4" not in out
+    assert mom_config_lines(cluster, "mom4", "job_launch_delay") != ["$job_launch_delay 14"]
+
+    rc, out, counts = run_playbook(cluster, env, ROLLOUT, rollout_vars(14, rollout_batch_size=1))
+    assert rc == 0, out
+    for mom in MOMS:
+        assert_done(cluster, mom, 14)
+    for mom in ("mom1", "mom2"):
+        assert "%s: skipped already done" % mom in out
+        assert counts[mom]["changed"] == 0, (mom, counts)
+        assert mom_log_count(cluster, mom, "job_launch_delay", 14) == 1
+        assert mom_log_count(cluster, mom, "sister_join_job_alarm", 14) == 1
+    assert "mom3: done" in out and "mom4: done" in out
+    assert mom_log_count(cluster, "mom4", "job_launch_delay", 14) == 1
+
+
+def test_warns_below_hook_alarm_sum_and_second_run_changes_nothing(pbs_cluster, env):
+    cluster = pbs_cluster
+    cluster.exec(SERVER, [QMGR], input="create hook slow_begin\nset hook slow_begin event = execjob_begin\n"
+                                       "set hook slow_begin alarm = 45\nset hook slow_begin enabled = true\n",
+                 check=True)
+    try:
+        rc, out, counts = run_playbook(cluster, env, ROLLOUT, rollout_vars(15))
+        assert rc == 0, out
+        assert "WARNING: $sister_join_job_alarm = 15s is below 45s" in out
+        assert "$job_launch_delay = 15s" not in out  # no execjob_prologue hook: nothing to warn
+        rc, out, counts = run_playbook(cluster, env, ROLLOUT, rollout_vars(15))
+        assert rc == 0, out
+        assert all(c["changed"] == 0 for c in counts.values()), counts
+    finally:
+        cluster.exec(SERVER, [QMGR, "-c", "delete hook slow_begin"])
