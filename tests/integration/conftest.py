@@ -54,8 +54,10 @@ class MockCluster:
                                                              proc.stderr))
         return proc
 
-    def up(self, moms, daemons=True):
-        args = ["up", "--moms", str(moms)] + ([] if daemons else ["--no-daemons"])
+    def up(self, moms, daemons=True, up_args=()):
+        """``cluster up``; ``up_args``: more options, e.g. ``["--vnodes-per-mom", "2"]``,
+        ``["--no-atom"]``, ``["--cgroups", "off"]`` (see the launcher's docstring)."""
+        args = ["up", "--moms", str(moms)] + ([] if daemons else ["--no-daemons"]) + list(up_args)
         self.inventory = self.launcher(*args, stdin=subprocess.DEVNULL).stdout.strip()
         with open(os.path.join(self.workdir, "state.json")) as handle:
             self.addresses = {n["name"]: n["address"] for n in json.load(handle)["nodes"]}
@@ -97,15 +99,15 @@ class MockCluster:
 
 @pytest.fixture(scope="session")
 def cluster_factory(tmp_path_factory):
-    """``cluster_factory(moms=2, daemons=True) -> MockCluster`` (already up)."""
+    """``cluster_factory(moms=2, daemons=True, up_args=()) -> MockCluster`` (already up)."""
     started = []
 
-    def start(moms=2, daemons=True):
+    def start(moms=2, daemons=True, up_args=()):
         for previous in started:  # one cluster at a time: they share addresses
             previous.down()
         cluster = MockCluster(tmp_path_factory.mktemp("cluster"))
         started.append(cluster)
-        cluster.up(moms, daemons=daemons)
+        cluster.up(moms, daemons=daemons, up_args=up_args)
         return cluster
 
     yield start

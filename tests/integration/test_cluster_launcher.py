@@ -16,6 +16,7 @@ import pytest
 pytestmark = pytest.mark.integration
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+NET = os.environ.get("HPC_PBS_CLUSTER_NET", "127.0.1").rstrip(".") + "."   # as the launcher
 ANSIBLE_INVENTORY = os.path.join(os.path.dirname(sys.executable), "ansible-inventory")
 
 
@@ -74,8 +75,8 @@ def test_up_prints_only_the_inventory_path(cluster):
     assert "\n" not in cluster.inventory
     with open(cluster.inventory) as handle:
         text = handle.read()
-    assert "[pbs_server]\npbs-server ansible_host=127.0.1.10\n" in text
-    assert "[pbs_mom]\nmom1 ansible_host=127.0.1.11\nmom2 ansible_host=127.0.1.12\n" in text
+    assert "[pbs_server]\npbs-server ansible_host=" + NET + "10\n" in text
+    assert "[pbs_mom]\nmom1 ansible_host=" + NET + "11\nmom2 ansible_host=" + NET + "12\n" in text
 
 
 def test_inventory_as_ansible_reads_it(cluster):
@@ -86,7 +87,7 @@ def test_inventory_as_ansible_reads_it(cluster):
     assert inventory["pbs_server"]["hosts"] == ["pbs-server"]
     assert inventory["pbs_mom"]["hosts"] == ["mom1", "mom2"]
     hostvars = inventory["_meta"]["hostvars"]["mom2"]
-    assert hostvars["ansible_host"] == "127.0.1.12"
+    assert hostvars["ansible_host"] == NET + "12"
     assert hostvars["ansible_user"] == "root"
     assert hostvars["ansible_python_interpreter"] == "/usr/bin/python3"
     assert hostvars["ansible_ssh_private_key_file"] == cluster.key
@@ -114,8 +115,8 @@ def test_nodes_resolve_each_other_and_pbsuser_can_ssh_between_them(cluster):
     proc = cluster.ssh("mom2", "getent hosts pbs-server mom1; ssh mom1 hostname", user="pbsuser")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.split("\n")
-    assert lines[0].split() == ["127.0.1.10", "pbs-server"]
-    assert lines[1].split() == ["127.0.1.11", "mom1"]
+    assert lines[0].split() == [NET + "10", "pbs-server"]
+    assert lines[1].split() == [NET + "11", "mom1"]
     assert lines[2] == "mom1"
 
 
@@ -191,8 +192,8 @@ def test_stop_mom_of_a_frozen_mom_terminates_it(cluster):
 def test_status_lists_every_node_up(cluster):
     proc = cluster.launcher("status")
     rows = [line.split() for line in proc.stdout.splitlines()]
-    assert rows == [["pbs-server", "127.0.1.10", "up"], ["mom1", "127.0.1.11", "up"],
-                    ["mom2", "127.0.1.12", "up"]]
+    assert rows == [["pbs-server", NET + "10", "up"], ["mom1", NET + "11", "up"],
+                    ["mom2", NET + "12", "up"]]
 
 
 def test_ansible_reaches_every_node_over_ssh(cluster):
@@ -221,6 +222,69 @@ def test_up_after_a_crashed_node(cluster):
     assert cluster.ssh("mom1", "hostname").stdout == "mom1\n"
 
 
+def load_launcher():
+    loader = importlib.machinery.SourceFileLoader("cluster_launcher", os.path.join(HERE, "cluster"))
+    launcher = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(launcher)
+    return launcher
+
+
+def host_cgroup_dirs(cluster):
+    """Host paths of this cluster's ``hpcpbs_<id>`` cgroups that exist."""
+    launcher = load_launcher()
+    name = launcher.cluster_cgroup_name(launcher.Workdir(cluster.workdir))
+    return [os.path.join(mount, name) for mount in launcher.cgroup_v1_mounts().values()
+            if os.path.isdir(os.path.join(mount, name))]
+
+
+def cgroups_writable():
+    try:
+        mounts = load_launcher().cgroup_v1_mounts()
+    except OSError:
+        return False
+    return all(c in mounts and os.access(mounts[c], os.W_OK) for c in ("cpuset", "memory"))
+
+
+@pytest.mark.skipif(not cgroups_writable(), reason="no writable cgroup v1 cpuset+memory hierarchy")
+def test_each_mom_sees_its_own_cgroups_at_the_standard_paths(cluster):
+    state = state_of(cluster)
+    cpus = state["cgroups"]["cpus"]
+    launcher = load_launcher()
+    for mom in ("mom1", "mom2"):
+        mounts = cluster.exec(mom, ["cat", "/proc/self/mounts"], check=True).stdout.splitlines()
+        for controller in ("cpuset", "memory"):
+            top = [l.split() for l in mounts if l.split()[1] == "/sys/fs/cgroup/" + controller][-1]
+            assert top[2] == "cgroup" and controller in top[3].split(",")
+        seen = cluster.exec(mom, ["cat", "/sys/fs/cgroup/cpuset/cpuset.cpus"], check=True).stdout.strip()
+        assert launcher.parse_cpu_list(seen) == cpus[mom]
+        own = cluster.exec(mom, ["cat", "/proc/self/cgroup"], user="pbsuser", check=True).stdout
+        name = launcher.cluster_cgroup_name(launcher.Workdir(cluster.workdir))
+        assert ":cpuset:/%s/%s\n" % (name, mom) in own and ":memory:/%s/%s\n" % (name, mom) in own
+        definition = cluster.exec(mom, ["cat", "/var/spool/pbs/mom_priv/config.d/hpcpbs_vnodes"],
+                                  check=True).stdout
+        assert "%s: resources_available.ncpus = %d\n" % (mom, len(cpus[mom])) in definition
+    if not state["cgroups"]["shared"]:
+        assert not set(cpus["mom1"]) & set(cpus["mom2"])
+
+
+def test_node_cpu_plan_is_disjoint_when_there_are_enough_cpus():
+    launcher = load_launcher()
+    assert launcher.plan_node_cpus([0, 1, 2, 3, 4], ["a", "b"]) == ({"a": [0, 1], "b": [2, 3]}, False)
+    assert launcher.plan_node_cpus([0, 1], ["a", "b", "c"]) == ({"a": [0, 1], "b": [0, 1], "c": [0, 1]}, True)
+    assert launcher.format_cpu_list(launcher.parse_cpu_list("0-2,5,7-8")) == "0-2,5,7-8"
+
+
+def test_vnode_definition_for_multi_vnode_moms():
+    launcher = load_launcher()
+    text = launcher.vnode_definition("mom1", 3, 2, "1gb")
+    assert text == ("$configversion 2\nmom1: resources_available.ncpus = 0\nmom1: resources_available.mem = 0\n"
+                    "mom1[0]: resources_available.ncpus = 2\nmom1[0]: resources_available.mem = 1gb\n"
+                    "mom1[1]: resources_available.ncpus = 1\nmom1[1]: resources_available.mem = 1gb\n")
+    assert launcher.vnode_definition("mom1", None, 0, "1gb") is None
+    with pytest.raises(launcher.ClusterError):
+        launcher.vnode_definition("mom1", 2, 3, "1gb")
+
+
 def test_down_leaves_no_process_and_no_mount(cluster, host_before):
     state = state_of(cluster)
     namespaces = {n["pidns"] for n in state["nodes"]}
@@ -233,6 +297,7 @@ def test_down_leaves_no_process_and_no_mount(cluster, host_before):
     assert cluster.ssh("mom1", "true").returncode == 255
     assert cluster.launcher("status", check=False).returncode == 1
     assert host_fingerprint() == host_before
+    assert host_cgroup_dirs(cluster) == []
 
 
 def daemons_available():
@@ -247,6 +312,10 @@ def daemons_available():
 @pytest.mark.skipif(not daemons_available(), reason="mock PBS daemons not written yet")
 def test_up_with_daemons_creates_nodes_in_order_and_all_free(cluster_factory):
     cluster = cluster_factory(moms=2, daemons=True)
+    for mom in ("mom1", "mom2"):   # the mock ATOM service, started after pbs_mom
+        assert cluster.exec(mom, ["test", "-S", "/var/run/atomd/atomd.sock"]).returncode == 0
+        jobs = cluster.exec(mom, [sys.executable, "-m", "mockpbs", "atomd", "--jobs"], check=True).stdout
+        assert jobs.strip() == "[]"
     nodes = cluster.exec("pbs-server", ["pbsnodes", "-a"], check=True).stdout
     names = [line for line in nodes.splitlines() if line and not line[0].isspace()]
     assert names == ["mom1", "mom2"]

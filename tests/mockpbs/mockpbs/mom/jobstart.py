@@ -43,7 +43,9 @@ import threading
 import time
 
 from mockpbs import pbslog, selectspec, wire
+from mockpbs.mom.jobchild import JobChild
 
+OFFLINE_EVENTS = ("execjob_begin", "execjob_prologue")   # where fail_action=offline_vnodes applies
 PBSE_HOOKERROR = 15169   # the code a sister's rejecting execjob_begin/prologue reports
 UPDATE_JOB_WAIT = 5      # seconds the primary waits for update_job acks (seed interface 8)
 HOOK_REJECT_CODE = 15169
@@ -168,6 +170,7 @@ class JobRecord:
         self.late_prologue_hosts = []     # hosts failed only for not answering in time
         self.lost_hosts = []              # sisters lost while the job ran (tolerated)
         self.node_failure = None          # host whose loss killed the job
+        self.begun = False                # this mom's execjob_begin hooks accepted the job
         self.poll_stop = threading.Event()
 
 
@@ -198,9 +201,16 @@ class JobStarter:
                 event_class = int(event_class, 16)
             self.mom.hook_log.record(event_class, objtype, objname, message)
 
-    def run_event(self, event, job, vnodes, extra=None):
+    def run_event(self, event, job, vnodes, extra=None, runner=None):
         """Run every enabled hook of ``event`` in order; each sees the job as the previous
-        hooks left it. Returns (job, merged result); raises HookRejected."""
+        hooks left it. ``runner(hook, event, context) -> result`` runs one hook (default
+        ``mom.run_hook``; execjob_launch uses the job child's, see
+        :mod:`mockpbs.mom.jobchild`). Returns (job, merged result); raises HookRejected.
+
+        A hook with ``fail_action=offline_vnodes`` that fails by an exception or its alarm
+        (not by a plain reject, as in OpenPBS) at execjob_begin or execjob_prologue makes the
+        mom offline every vnode it reports (``mom_node_update``, comment
+        ``offlined by hook '<name>' due to hook error``)."""
         merged = {"vnodes": {}, "rerun": False, "env": None, "argv": None, "progname": None}
         for hook in self.mom.hooks.for_event(event):
             context = {
@@ -211,7 +221,7 @@ class JobStarter:
                 "requestor": "pbs_mom", "requestor_host": self.mom.host_name, "daemon": "mom",
             }
             context.update(extra or {})
-            result = self.mom.run_hook(hook, event, context)
+            result = (runner or self.mom.run_hook)(hook, event, context)
             self._log_hook_result(result)
             if event != "execjob_resize":   # its job is read-only (interface 9)
                 job = apply_job_changes(job, result.get("job") or {})
@@ -235,6 +245,9 @@ class JobStarter:
                 else:
                     text = "%s request rejected by '%s'" % (event, hook["name"])
                 self.mom.log.hook(pbslog.PBSEVENT_DEBUG2, hook["name"], text)
+                if (result.get("alarm") or result.get("exception")) and event in OFFLINE_EVENTS \
+                        and "offline_vnodes" in str(hook.get("fail_action", "")).split(","):
+                    self.offline_own_vnodes(hook["name"])
                 message = result.get("reject_msg") or text
                 if result.get("reject_msg"):
                     self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, result["reject_msg"])
@@ -242,6 +255,24 @@ class JobStarter:
                 raise HookRejected(message, merged)
         merged["job"] = job
         return job, merged
+
+    def offline_own_vnodes(self, hook_name):
+        """fail_action=offline_vnodes: tell the server to offline every vnode of this mom."""
+        comment = "offlined by hook '%s' due to hook error" % hook_name
+        vnodes = self.mom.vnodes() if hasattr(self.mom, "vnodes") else {self.mom.node_name: {}}
+        for vnode in vnodes:
+            self.mom.send_server({"op": "mom_node_update", "vnode": vnode, "state": "offline",
+                                  "comment": comment})
+
+    def end_hooks(self, record, events):
+        """Run ``events`` (execjob_abort and/or execjob_end) for a job leaving this mom;
+        rejections only log. Used wherever the real mom purges a job it had begun."""
+        context = self._context(record) if record.primary else {"in_ms_mom": False}
+        for event in events:
+            try:
+                self.run_event(event, record.job, record.vnodes, context)
+            except HookRejected:
+                pass
 
     def _log_resize_reject(self, jobid, hook_name, result):
         """Interface 9: the seed's two DEBUG2 lines for a reject, exception or alarm of an
@@ -267,6 +298,7 @@ class JobStarter:
         except HookRejected as exc:
             return {"ok": False, "code": PBSE_HOOKERROR, "error": str(exc)}
         record = JobRecord(job, vnodes, primary=False)
+        record.begun = True
         record.cookie = message.get("cookie")
         with self.lock:
             self.jobs[jobid] = record
@@ -306,6 +338,8 @@ class JobStarter:
             self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "kill_job")
             with self.lock:
                 self.jobs.pop(jobid, None)
+            record.job = job
+            self.end_hooks(record, ("execjob_abort", "execjob_end"))
             return {"ok": False, "code": PBSE_HOOKERROR, "error": str(exc), "resize_rejected": True}
         record.job = job
         self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "updated nodes info")
@@ -332,7 +366,9 @@ class JobStarter:
         self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "DELETE_JOB2 received")
         self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "kill_job")
         with self.lock:
-            self.jobs.pop(jobid, None)
+            record = self.jobs.pop(jobid, None)
+        if record is not None:   # released by release_nodes(): its cgroups etc. go now
+            self.end_hooks(record, ("execjob_end",))
         return {"ok": True}
 
     def sister_delete(self, message):
@@ -400,8 +436,13 @@ class JobStarter:
                     pass
             threading.Thread(target=send, daemon=True).start()
 
-    def _requeue(self, record, hold=None, comment=None, reason=None, rerun=False):
+    def _requeue(self, record, hold=None, comment=None, reason=None, rerun=False, aborted=False):
+        """Send the job back to the server; sisters get ``delete_job`` (their execjob_end).
+        The primary runs its execjob_end hooks when its execjob_begin ones accepted the job
+        (``aborted``: execjob_abort first, the job having been aborted by a hook)."""
         jobid = record.job["id"]
+        if record.begun:
+            self.end_hooks(record, ("execjob_abort", "execjob_end") if aborted else ("execjob_end",))
         self._fire_and_forget(record.sisters, lambda h: {"op": "delete_job", "jobid": jobid})
         self.mom.send_server({"op": "mom_job_requeue", "jobid": jobid, "hold": hold,
                               "comment": comment, "reason": reason, "rerun": rerun})
@@ -465,6 +506,7 @@ class JobStarter:
         except HookRejected as exc:
             self._requeue(record, comment=str(exc), reason="execjob_begin hook rejected")
             return
+        record.begun = True
 
         # 2. join_job to sisters (PP-928 interface 3).
         if record.sisters:
@@ -513,27 +555,36 @@ class JobStarter:
         extra = self._context(record, env)
         extra["progname"], extra["argv"] = program[0], list(program)
         old = {k: record.job.get(k) for k in ("exec_vnode", "exec_host", "schedselect")}
+        # The launch hooks run in the job child, the process that then becomes the program.
+        child = self._spawn_child(record)
         try:
-            record.job, launch = self.run_event("execjob_launch", record.job, record.vnodes, extra)
+            record.job, launch = self.run_event("execjob_launch", record.job, record.vnodes, extra,
+                                                runner=child.run_hook)
         except HookRejected as exc:
+            child.abort()
             self._apply_vnode_changes(exc.result["vnodes"])
             hold = exc.result["job"].get("Hold_Types")
             self._requeue(record, hold=hold if hold and hold != "n" and hold != job.get("Hold_Types") else None,
                           comment=str(exc), reason="execjob_launch hook rejected",
                           rerun=exc.result["rerun"])
             return
+        except BaseException:
+            child.abort()
+            raise
         self._apply_vnode_changes(launch["vnodes"])
         new = {k: record.job.get(k) for k in old}
         if all(new[k] for k in new) and new["exec_vnode"] != old["exec_vnode"]:
             rejection = self._prune(record, old, new)
             if rejection is not None:
-                self._requeue(record, comment=rejection, reason="execjob_resize hook rejected", rerun=True)
+                child.abort()
+                self._requeue(record, comment=rejection, reason="execjob_resize hook rejected", rerun=True,
+                              aborted=True)
                 return
             nodefile = self.write_nodefile(record.job)
         env = dict(extra.get("env") or env)
         progname = extra.get("progname") or program[0]
         argv = extra.get("argv") or program
-        self._execute(record, progname, argv, env)
+        self._execute(record, child, progname, argv, env)
 
     def reclaim_late_prologue_acks(self, record):
         """Interface 4: hosts whose positive exec_prologue acknowledgement arrived after
@@ -659,35 +710,22 @@ class JobStarter:
             out = err
         return out, err
 
-    def _open_owned(self, path, user):
-        handle = open(path, "ab")
-        if os.getuid() == 0:
-            try:
-                os.chown(path, user.pw_uid, user.pw_gid)
-            except OSError:
-                pass
-        return handle
+    def _spawn_child(self, record):
+        """Fork the job child (:mod:`mockpbs.mom.jobchild`)."""
+        return JobChild(self.mom.pbs_home)
 
-    def _execute(self, record, progname, argv, env):
+    def _execute(self, record, child, progname, argv, env):
         job = record.job
         jobid = job["id"]
         user = self._user(job)
-        out_path, err_path = self._output_files(job, user)
-        stdout = self._open_owned(out_path, user)
-        stderr = stdout if err_path == out_path else self._open_owned(err_path, user)
-        kwargs = {}
-        if os.getuid() == 0 and user.pw_uid != 0:
-            groups = [g.gr_gid for g in grp.getgrall() if user.pw_name in g.gr_mem]
-            kwargs = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": groups}
+        groups = [g.gr_gid for g in grp.getgrall() if user.pw_name in g.gr_mem]
         cwd = user.pw_dir if os.path.isdir(user.pw_dir) else "/"
-        try:
-            process = subprocess.Popen([progname] + list(argv[1:]), executable=progname, env=env, cwd=cwd,
-                                       stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                                       start_new_session=True, **kwargs)
-        finally:
-            stdout.close()
-            if stderr is not stdout:
-                stderr.close()
+        out_path, err_path = self._output_files(job, user)
+        error = child.execute(progname, [progname] + list(argv[1:]), env, cwd, user.pw_uid, user.pw_gid, groups,
+                              out_path, err_path)
+        if error:
+            self.mom.log.job(JOB_ERROR_CLASS, jobid, "execve failed: %s" % error)
+        process = child.process
         record.process = process
         record.started = time.time()
         self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "Started, pid = %d" % process.pid)
@@ -763,10 +801,6 @@ class JobStarter:
         jobid = record.job["id"]
         self.mom.log.record(pbslog.PBSEVENT_DEBUG, pbslog.OBJ_JOB, jobid, "task 00000001 terminated")
         self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "Terminated")
-        try:
-            self.run_event("execjob_end", record.job, record.vnodes, self._context(record))
-        except HookRejected:
-            pass
         lost = record.node_failure
         record.sisters = [h for h in record.sisters if h != lost and h not in record.failed_hosts]
         self._requeue(record, reason="lost communication with sister mom %s" % lost, rerun=True)
