@@ -104,11 +104,6 @@ def test_pp928_walkthrough_job_first_assigned_five_nodes(walkthrough):
     assert before["tolerate_node_failures"] == "job_start"
 
 
-MEM_GAP = ("mock gap: the server prints Resource_List.mem summed in kb (11534336kb, 6291456kb); "
-           "PBS keeps the size unit of its sum (seed: 11gb and 6gb)")
-
-
-@pytest.mark.xfail(strict=True, reason=MEM_GAP)
 def test_pp928_walkthrough_padded_mem_total_shown_as_in_seed(walkthrough):
     # Seed: "Resource_List.mem = 11gb" (1gb + 2*2gb + 2*3gb, kept in gb by PBS's size sum).
     assert walkthrough["before"]["Resource_List.mem"] == "11gb"
@@ -128,7 +123,6 @@ def test_pp928_walkthrough_job_runs_pruned_on_the_three_healthy_hosts(walkthroug
     assert after["schedselect"] == SITE
 
 
-@pytest.mark.xfail(strict=True, reason=MEM_GAP)
 def test_pp928_walkthrough_pruned_mem_total_shown_as_in_seed(walkthrough):
     # Seed and release_nodes_semantics.md §4: "Resource_List.mem = 6gb".
     assert walkthrough["after"]["Resource_List.mem"] == "6gb"

@@ -134,7 +134,7 @@ def test_job_update_prunes_attributes_and_writes_s_record_with_seed_fields(clust
     attrs = job_attrs(jobid)
     assert attrs["exec_host"] == "mom1/0+mom1/1"
     assert attrs["Resource_List.select"] == "1:ncpus=1:mem=1gb+1:ncpus=1:mem=1gb"
-    assert (attrs["Resource_List.ncpus"], attrs["Resource_List.nodect"], attrs["Resource_List.mem"]) == ("2", "2", "2097152kb")
+    assert (attrs["Resource_List.ncpus"], attrs["Resource_List.nodect"], attrs["Resource_List.mem"]) == ("2", "2", "2gb")
     assert attrs["Resource_List.site"] == "1:ncpus=1:mem=1gb+1:ncpus=1:mem=1gb"
     assert attrs["Resource_List.place"] == "free"
     pruned = accounting_records(daemon, "s", jobid)

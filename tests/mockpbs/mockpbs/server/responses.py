@@ -61,7 +61,8 @@ def _now():
 
 
 def _sum_kb(values):
-    return "%dkb" % sum(values)
+    """A size total as the server shows it: the largest unit that keeps it whole (6gb)."""
+    return selectspec.format_kb(sum(values))
 
 
 class ServerCore:
