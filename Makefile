@@ -10,7 +10,7 @@ DEB_PACKAGES := openssh-server openssh-client python3-venv util-linux procps
 COLLECTION_LINK := build/collections/ansible_collections/hpc/pbs
 PYTEST_ARGS ?=
 
-.PHONY: demo test unit integration deps venv collection build-artifact clean cluster-down
+.PHONY: demo test unit integration bench deps venv collection build-artifact clean cluster-down
 
 demo: deps venv collection
 	$(PY) tests/integration/demo $(DEMO_ARGS)
@@ -23,6 +23,11 @@ unit: venv collection
 
 integration: deps venv collection
 	$(PY) -m pytest tests/integration -ra $(PYTEST_ARGS)
+
+# Costs of a rollout on the mock cluster (1 server + 8 moms): qmgr calls, SSH round trips,
+# idempotent re-run vs `ansible -m ping`. Figures and method: docs/performance.md.
+bench: deps venv collection
+	$(PY) tests/benchmark/bench_rollout.py $(BENCH_ARGS)
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

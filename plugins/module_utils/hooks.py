@@ -141,4 +141,4 @@ def default_from_alarms(hooks, option):
     alarms = enabled_alarms(hooks, MOM_OPTION_EVENT[option])
     if not alarms:
         return ALARM_SUM_FALLBACK, []
-    return sum(a for _, a in alarms), alarms
+    return sum(alarm for _name, alarm in alarms), alarms

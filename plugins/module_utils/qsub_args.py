@@ -122,7 +122,7 @@ def with_tolerate(options, value):
             continue
         kept = []
         for item in split_w_items(text):
-            name, sep, _ = item.partition("=")
+            name, sep, _value = item.partition("=")
             if sep and name.strip() == TOLERATE_ATTRIBUTE:
                 if not placed:
                     kept.append("%s=%s" % (TOLERATE_ATTRIBUTE, value))

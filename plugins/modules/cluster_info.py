@@ -1,5 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
+# Copyright: hpc.pbs developers
+# Apache License 2.0 (https://www.apache.org/licenses/LICENSE-2.0), as galaxy.yml says
 
 DOCUMENTATION = r'''
 ---
@@ -23,7 +25,7 @@ description:
     C(tolerate_node_failures) (from C(default_qsub_arguments)) and the scheduler's
     C(job_run_wait).
 version_added: "0.1.0"
-author: hpc.pbs developers
+author: hpc.pbs developers (@hpc-pbs)
 extends_documentation_fragment:
   - hpc.pbs.pbs
 options:

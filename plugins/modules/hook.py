@@ -1,5 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
+# Copyright: hpc.pbs developers
+# Apache License 2.0 (https://www.apache.org/licenses/LICENSE-2.0), as galaxy.yml says
 
 DOCUMENTATION = r'''
 ---
@@ -24,7 +26,7 @@ description:
   - The seeds this serves install hooks for PP-928 reliable job startup (execjob_launch,
     queuejob), C(PBS_cray_atom) (Shasta ATOM hook, config file) and execjob_resize.
 version_added: "0.1.0"
-author: hpc.pbs developers
+author: hpc.pbs developers (@hpc-pbs)
 requirements:
   - jsonschema (Python library on the managed host, only for O(config_schema))
 extends_documentation_fragment:

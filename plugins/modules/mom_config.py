@@ -1,5 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
+# Copyright: hpc.pbs developers
+# Apache License 2.0 (https://www.apache.org/licenses/LICENSE-2.0), as galaxy.yml says
 
 DOCUMENTATION = r'''
 ---
@@ -25,7 +27,7 @@ description:
   - Implements PP-928 interface 3 (C($sister_join_job_alarm)) and interface 4
     (C($job_launch_delay)).
 version_added: "0.1.0"
-author: hpc.pbs developers
+author: hpc.pbs developers (@hpc-pbs)
 extends_documentation_fragment:
   - hpc.pbs.pbs
 options:
@@ -257,7 +259,7 @@ def alarm_warnings(options, hooks):
     warnings = []
     for option, event in OPTION_EVENT.items():
         alarms = enabled_alarms(hooks, event)
-        sums[option] = sum(a for _, a in alarms) if alarms else None
+        sums[option] = sum(alarm for _name, alarm in alarms) if alarms else None
         value = options.get(option)
         if isinstance(value, list):
             value = value[-1]

@@ -1,5 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
+# Copyright: hpc.pbs developers
+# Apache License 2.0 (https://www.apache.org/licenses/LICENSE-2.0), as galaxy.yml says
 
 DOCUMENTATION = r'''
 ---
@@ -20,7 +22,7 @@ description:
     scheduler (sched-job-run-wait) and C(default_qsub_arguments) of the server (PP-928
     interface 1 via C(-W tolerate_node_failures)).
 version_added: "0.1.0"
-author: hpc.pbs developers
+author: hpc.pbs developers (@hpc-pbs)
 extends_documentation_fragment:
   - hpc.pbs.pbs
 options:

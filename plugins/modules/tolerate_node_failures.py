@@ -1,5 +1,7 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
+# Copyright: hpc.pbs developers
+# Apache License 2.0 (https://www.apache.org/licenses/LICENSE-2.0), as galaxy.yml says
 
 DOCUMENTATION = r'''
 ---
@@ -22,7 +24,7 @@ description:
     options, nothing is written and the task fails.
   - One C(qmgr -c "list server") call reads, at most one C(qmgr -a) call writes.
 version_added: "0.1.0"
-author: hpc.pbs developers
+author: hpc.pbs developers (@hpc-pbs)
 extends_documentation_fragment:
   - hpc.pbs.pbs
 options:

@@ -24,9 +24,9 @@ def test_every_transcript_listing_parses_with_every_attribute_line(path):
     objects = parse_list_output(text)
     assert objects
     attr_lines = [l for l in text.splitlines() if l.startswith("    ")]
-    assert sum(len(attrs) for _, _, attrs in objects) == len(attr_lines)
+    assert sum(len(attrs) for _kind, _name, attrs in objects) == len(attr_lines)
     headers = [l for l in text.splitlines() if l and not l.startswith((" ", "\t", "Max open"))]
-    assert [(k + " " + n) for k, n, _ in objects] == headers
+    assert [(k + " " + n) for k, n, _attrs in objects] == headers
 
 
 def test_wrapped_event_list_is_joined():
@@ -41,7 +41,7 @@ def test_wrapped_event_list_is_joined():
 
 def test_several_pbshooks_in_one_listing():
     objects = parse_list_output(fixture(3))
-    assert [n for _, n, _ in objects] == ["PBS_alps_inventory_check", "PBS_power", "PBS_cray_atom"]
+    assert [n for _kind, n, _attrs in objects] == ["PBS_alps_inventory_check", "PBS_power", "PBS_cray_atom"]
     power = objects[1][2]
     assert split_list_value(power["event"])[-3:] == ["execjob_end", "exechost_periodic", "exechost_startup"]
     assert power["order"] == "2000"

@@ -30,7 +30,7 @@ def pbs(tmp_path, monkeypatch):
                                           "event": "execjob_begin,execjob_end", "alarm": "300",
                                           "order": "100", "fail_action": "offline_vnodes"})
     monkeypatch.setattr(AnsibleModule, "run_command",
-                        lambda self, args, **kw: fake.run_command(self, args, **kw))
+                        lambda self, args, **kw: fake.run_command(self, args, **kw))  # pylint: disable=unnecessary-lambda
     fake.conf = str(conf)
     fake.home = home
     return fake

@@ -28,7 +28,7 @@ def pbs(tmp_path, monkeypatch):
     fake = FakeQmgr(str(exec_dir / "bin" / "qmgr"), str(home))
     fake.add("pbshook", "PBS_cray_atom", CRAY_ATOM, config=CRAY_CF)
     monkeypatch.setattr(AnsibleModule, "run_command",
-                        lambda self, args, **kw: fake.run_command(self, args, **kw))
+                        lambda self, args, **kw: fake.run_command(self, args, **kw))  # pylint: disable=unnecessary-lambda
     fake.conf = str(conf)
     fake.tmp = tmp_path / "moduletmp"
     fake.tmp.mkdir()

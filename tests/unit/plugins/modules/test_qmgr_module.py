@@ -23,7 +23,7 @@ def pbs(tmp_path, monkeypatch):
     fake.add("server", "vm", SERVER)
     fake.add("sched", "default", SCHED)
     monkeypatch.setattr(AnsibleModule, "run_command",
-                        lambda self, args, **kw: fake.run_command(self, args, **kw))
+                        lambda self, args, **kw: fake.run_command(self, args, **kw))  # pylint: disable=unnecessary-lambda
     fake.conf = str(conf)
     fake.tmp = tmp_path
     return fake

@@ -16,7 +16,7 @@ def pbs(tmp_path, monkeypatch):
     fake = FakeQmgr(str(exec_dir / "bin" / "qmgr"), str(home))
     fake.add("server", "vm", {"server_state": "Active", "scheduling": "True"})
     monkeypatch.setattr(AnsibleModule, "run_command",
-                        lambda self, args, **kw: fake.run_command(self, args, **kw))
+                        lambda self, args, **kw: fake.run_command(self, args, **kw))  # pylint: disable=unnecessary-lambda
     fake.conf = str(conf)
     return fake
 

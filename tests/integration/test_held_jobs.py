@@ -1,0 +1,139 @@
+"""hpc.pbs.held_jobs and playbooks/recover.yml on the mock cluster (issue 7 points 3, 5).
+
+A site hook that rejects every execjob_begin makes every start of a plain job and of a
+job array's subjob fail; the server retries and, above 20 attempts, holds the job (and
+for a subjob also its array, seed job-array-subjob-run-count-hold-release). The tests
+then run the real ``ansible-playbook playbooks/recover.yml`` over SSH, first in check
+mode (lists, changes nothing), then for real after the hook is disabled, and look at the
+jobs with the mock's own ``qstat``.
+"""
+import os
+import re
+import sys
+import time
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_site_sched import ansible_env, run_playbook  # noqa: E402  (shared helpers)
+
+pytestmark = [pytest.mark.integration, pytest.mark.cluster_moms(2)]
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RECOVER = os.path.join(REPO, "playbooks", "recover.yml")
+SERVER = "pbs-server"
+HOOK = "always_reject"
+HOOK_BODY = "import pbs\npbs.event().reject('broken hook of the held_jobs test')\n"
+HELD = "job held, too many failed attempts to run"
+HOLD_TIMEOUT = 240  # seconds for 21 failed attempts of a job and of a subjob
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    return ansible_env(tmp_path_factory.mktemp("ansible"))
+
+
+def run(cluster, argv, user=None, input=None):
+    proc = cluster.exec(SERVER, argv, user=user, input=input)
+    assert proc.returncode == 0, "%s: rc %d\n%s%s" % (argv, proc.returncode, proc.stdout,
+                                                      proc.stderr)
+    return proc.stdout
+
+
+def qstat_full(cluster):
+    """``{job id: {attr: value}}`` from ``qstat -f -t`` (wrapped values joined)."""
+    jobs, current, last = {}, None, None
+    for line in run(cluster, ["/opt/pbs/bin/qstat", "-f", "-t"]).splitlines():
+        if line.startswith("Job Id: "):
+            current = jobs.setdefault(line[8:].strip(), {})
+        elif line.startswith("\t") and current is not None and last:
+            current[last] += line[1:]
+        elif " = " in line and current is not None:
+            last, value = line.strip().split(" = ", 1)
+            current[last] = value
+    return jobs
+
+
+def wait_until(predicate, timeout, what):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(1)
+    raise AssertionError("timed out after %ss waiting for %s" % (timeout, what))
+
+
+@pytest.fixture(scope="module")
+def held(pbs_cluster):
+    """A plain job and a 3-subjob array, both held after 21 failed starts."""
+    cluster = pbs_cluster
+    run(cluster, ["qmgr", "-c", "create hook %s" % HOOK])
+    run(cluster, ["sh", "-c", "cat > /tmp/%s.py" % HOOK], input=HOOK_BODY)
+    run(cluster, ["qmgr", "-c", "import hook %s application/x-python default /tmp/%s.py"
+                  % (HOOK, HOOK)])
+    run(cluster, ["qmgr", "-c", "set hook %s event = execjob_begin" % HOOK])
+    job = run(cluster, ["/opt/pbs/bin/qsub", "--", "/bin/sleep", "2"], user="pbsuser").strip()
+    array = run(cluster, ["/opt/pbs/bin/qsub", "-J", "1-3", "--", "/bin/sleep", "2"],
+                user="pbsuser").strip()
+
+    def both_held():
+        jobs = qstat_full(cluster)
+        return (jobs.get(job, {}).get("job_state") == "H"
+                and jobs.get(array, {}).get("job_state") == "H") and jobs
+    jobs = wait_until(both_held, HOLD_TIMEOUT, "%s and %s to be held" % (job, array))
+    return dict(job=job, array=array, jobs=jobs)
+
+
+def recover_result(output):
+    """The debug line of recover.yml's report task."""
+    match = re.search(r'"msg": "((?:Would release|Released)[^"]*)"', output)
+    assert match, output
+    return match.group(1)
+
+
+def test_failed_starts_hold_the_job_and_the_array(held):
+    jobs = held["jobs"]
+    job = jobs[held["job"]]
+    assert job["run_count"] == "21" and job["comment"] == HELD and "s" in job["Hold_Types"]
+    array = jobs[held["array"]]
+    assert array["comment"].startswith("Job Array Held, too many failed attempts to run "
+                                       "subjob ")
+    held_subjobs = [i for i, a in jobs.items() if a.get("array_id") == held["array"]
+                    and a.get("job_state") == "H"]
+    # every subjob started before the array was held (one per free mom) is held itself
+    assert held_subjobs and all(jobs[i]["run_count"] == "21" and jobs[i]["comment"] == HELD
+                                for i in held_subjobs)
+    assert array["comment"].rsplit(" ", 1)[1] in held_subjobs
+
+
+def test_check_mode_lists_and_changes_nothing(pbs_cluster, env, held):
+    rc, out, recap = run_playbook(pbs_cluster, env, RECOVER, {}, "--check", "-v")
+    assert rc == 0, out
+    assert recover_result(out).startswith("Would release 2 job(s) and array(s)")
+    assert re.search(r"workq: 1 job\(s\), 1 array\(s\) with [1-9]\d* held subjob\(s\)",
+                     recover_result(out))
+    jobs = qstat_full(pbs_cluster)
+    assert jobs[held["job"]]["job_state"] == "H" and jobs[held["array"]]["job_state"] == "H"
+
+
+def test_recover_releases_after_the_hook_is_fixed(pbs_cluster, env, held):
+    run(pbs_cluster, ["qmgr", "-c", "set hook %s enabled = false" % HOOK])
+    rc, out, recap = run_playbook(pbs_cluster, env, RECOVER, {"recover_queues": ["workq"]})
+    assert rc == 0, out
+    assert recap[SERVER]["changed"] == 1
+    assert recover_result(out).startswith("Released 2 job(s) and array(s)")
+    jobs = qstat_full(pbs_cluster)
+    assert "s" not in jobs.get(held["job"], {}).get("Hold_Types", "n")
+    assert jobs.get(held["array"], {}).get("job_state") != "H"
+
+    rc, out, recap = run_playbook(pbs_cluster, env, RECOVER, {})
+    assert rc == 0 and recap[SERVER]["changed"] == 0, out
+    assert recover_result(out).startswith("Released 0 job(s)")
+
+
+def test_filters_that_match_nothing_release_nothing(pbs_cluster, env):
+    rc, out, recap = run_playbook(pbs_cluster, env, RECOVER,
+                                  {"recover_users": ["nobody"]}, "--check")
+    assert rc == 0 and recap[SERVER]["changed"] == 0, out
+    assert recover_result(out).startswith("Would release 0 job(s)")

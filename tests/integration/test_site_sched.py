@@ -1,0 +1,165 @@
+"""Scheduler tuning of playbooks/site.yml (issue 7 point 4) on the mock cluster.
+
+The real ``ansible-playbook`` runs site.yml over SSH; the tests then read the scheduler
+with ``qmgr list sched default`` on the server. The fallback path needs a PBS whose
+scheduler does not know ``job_run_wait``: the test installs, next to the mock's PBS, a
+second ``PBS_EXEC`` whose ``bin/qmgr`` answers as a pre-2021 OpenPBS qmgr does for an
+attribute it does not know (``qmgr: Syntax error``, the command, a caret; exit 4 under
+``-c``, 1 under ``-a``) and hands everything else to the mock's qmgr. Only the role under
+test is pointed at it (``sched_tuning_pbs_conf_file``).
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = [pytest.mark.integration, pytest.mark.cluster_moms(2)]
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SITE = os.path.join(REPO, "playbooks", "site.yml")
+SERVER = "pbs-server"
+QMGR = "/opt/pbs/bin/qmgr"
+OLD_PBS = "/var/spool/old-pbs-exec"
+OLD_QMGR = r'''#!/usr/bin/python3
+import os, subprocess, sys
+REAL = "/opt/pbs/bin/qmgr"
+UNKNOWN = "job_run_wait"
+
+def refuse(command):
+    column = command.index(UNKNOWN) + len(UNKNOWN) + 1
+    sys.stderr.write("qmgr: Syntax error\n%s\n%s^\n" % (command, " " * column))
+
+args = sys.argv[1:]
+if "-c" in args:
+    command = args[args.index("-c") + 1]
+    if command.split()[:1] in (["set"], ["unset"]) and UNKNOWN in command:
+        refuse(command)
+        sys.exit(4)
+    proc = subprocess.run([REAL] + args, capture_output=True, text=True)
+    sys.stdout.write("".join(l + "\n" for l in proc.stdout.splitlines()
+                             if l.split()[:1] != [UNKNOWN]))
+    sys.stderr.write(proc.stderr)
+    sys.exit(proc.returncode)
+commands = sys.stdin.read().splitlines()
+for number, command in enumerate(commands):
+    if command.split()[:1] in (["set"], ["unset"]) and UNKNOWN in command:
+        proc = subprocess.run([REAL] + args, input="".join(c + "\n" for c in commands[:number]),
+                              capture_output=True, text=True)
+        sys.stdout.write(proc.stdout)
+        sys.stderr.write(proc.stderr)
+        if proc.returncode:
+            sys.exit(proc.returncode)
+        refuse(command)
+        sys.exit(1)
+proc = subprocess.run([REAL] + args, input="".join(c + "\n" for c in commands),
+                      capture_output=True, text=True)
+sys.stdout.write(proc.stdout)
+sys.stderr.write(proc.stderr)
+sys.exit(proc.returncode)
+'''
+
+
+RECAP_RE = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+"
+                      r"failed=(\d+)", re.M)
+
+
+def ansible_env(tmp_root):
+    """Environment for ansible-playbook: the repo's ansible.cfg and the checkout importable
+    as hpc.pbs through a link under ``tmp_root``."""
+    link_dir = os.path.join(str(tmp_root), "collections", "ansible_collections", "hpc")
+    os.makedirs(link_dir, exist_ok=True)
+    if not os.path.islink(os.path.join(link_dir, "pbs")):
+        os.symlink(REPO, os.path.join(link_dir, "pbs"))
+    return dict(os.environ, ANSIBLE_CONFIG=os.path.join(REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
+                ANSIBLE_COLLECTIONS_PATH=os.path.join(str(tmp_root), "collections"),
+                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+
+
+def run_playbook(cluster, env, playbook, extra_vars, *more):
+    """Run a playbook to its end: ``(rc, output, {host: recap counts})``."""
+    argv = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i",
+            cluster.inventory, playbook, "-e", json.dumps(extra_vars)] + list(more)
+    proc = subprocess.run(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, text=True,
+                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=600,
+                          check=False)
+    recap = dict((m.group(1), dict(ok=int(m.group(2)), changed=int(m.group(3)),
+                                   unreachable=int(m.group(4)), failed=int(m.group(5))))
+                 for m in RECAP_RE.finditer(proc.stdout))
+    return proc.returncode, proc.stdout, recap
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    return ansible_env(tmp_path_factory.mktemp("ansible"))
+
+
+def sched(cluster):
+    out = cluster.exec(SERVER, [QMGR, "-c", "list sched default"], check=True).stdout
+    return dict(line.strip().split(" = ", 1) for line in out.splitlines()[1:] if " = " in line)
+
+
+def sched_task_changed(output, task):
+    """The line ``changed: [pbs-server]`` / ``ok: [pbs-server]`` after TASK [.. task]."""
+    block = output.split("TASK [hpc.pbs.sched_tuning : %s]" % task, 1)[1].split("TASK [", 1)[0]
+    return "changed: [pbs-server]" in block
+
+
+def test_site_sets_job_run_wait_and_is_idempotent(pbs_cluster, env):
+    rc, out, recap = run_playbook(pbs_cluster, env, SITE,
+                                  {"sched_tuning_job_run_wait": "execjob_hook"})
+    assert rc == 0, out
+    attrs = sched(pbs_cluster)
+    assert attrs["job_run_wait"] == "execjob_hook"
+    assert attrs.get("throughput_mode") == "False"  # PBS's own link (transcript e)
+    assert sched_task_changed(out, "Set job_run_wait of the scheduler")
+    assert "WARNING: the scheduler of this PBS does not know" not in out
+
+    rc, out, recap = run_playbook(pbs_cluster, env, SITE,
+                                  {"sched_tuning_job_run_wait": "execjob_hook"})
+    assert rc == 0, out
+    assert not sched_task_changed(out, "Set job_run_wait of the scheduler")
+    assert recap[SERVER]["changed"] == 0, out
+
+    rc, out, recap = run_playbook(pbs_cluster, env, SITE, {"sched_tuning_job_run_wait": "none"})
+    assert rc == 0, out
+    attrs = sched(pbs_cluster)
+    assert attrs["job_run_wait"] == "none" and "throughput_mode" not in attrs
+
+
+def test_bad_value_is_refused_before_qmgr_runs(pbs_cluster, env):
+    before = sched(pbs_cluster)
+    rc, out, recap = run_playbook(pbs_cluster, env, SITE, {"sched_tuning_job_run_wait": "bogus"})
+    assert rc != 0
+    assert "sched_tuning_job_run_wait" in out and "bogus" in out
+    assert sched(pbs_cluster) == before
+
+
+def test_falls_back_to_throughput_mode_where_job_run_wait_is_unknown(pbs_cluster, env):
+    cluster = pbs_cluster
+    cluster.exec(SERVER, ["mkdir", "-p", OLD_PBS + "/bin"], check=True)
+    cluster.exec(SERVER, ["sh", "-c", "cat > %s/bin/qmgr && chmod 755 %s/bin/qmgr"
+                          % (OLD_PBS, OLD_PBS)], input=OLD_QMGR, check=True)
+    cluster.exec(SERVER, ["sh", "-c", "sed 's|^PBS_EXEC=.*|PBS_EXEC=%s|' /etc/pbs.conf > "
+                          "%s/pbs.conf" % (OLD_PBS, OLD_PBS)], check=True)
+    cluster.exec(SERVER, [QMGR, "-c", "set sched throughput_mode = True"], check=True)
+    rc, out, recap = run_playbook(cluster, env, SITE,
+                                  {"sched_tuning_job_run_wait": "execjob_hook",
+                                   "sched_tuning_pbs_conf_file": OLD_PBS + "/pbs.conf"})
+    assert rc == 0, out
+    assert "WARNING: the scheduler of this PBS does not know job_run_wait" in out
+    assert "qmgr: Syntax error" in out
+    assert sched(cluster)["throughput_mode"] == "False"
+    assert sched_task_changed(out, "Set throughput_mode of the scheduler instead")
+
+
+def test_other_qmgr_errors_are_not_taken_for_an_old_pbs(pbs_cluster, env):
+    rc, out, recap = run_playbook(pbs_cluster, env, SITE,
+                                  {"sched_tuning_job_run_wait": "runjob_hook",
+                                   "sched_tuning_sched_name": "nosuchsched"})
+    assert rc != 0
+    assert "does not exist" in out
+    assert "TASK [hpc.pbs.sched_tuning : Set throughput_mode of the scheduler instead]" not in out
+    assert recap[SERVER]["failed"] == 1
