@@ -2,15 +2,16 @@
 mock cluster, where the launcher gives every mom its own cpuset/memory subtree at the
 standard paths (``/sys/fs/cgroup/<controller>`` inside the node).
 
-The reliable_job_startup hook (site.yml with tests/integration/demo_vars.yml) pads every
-multi-chunk job and prunes it back with ``release_nodes()`` at launch, which fires
-execjob_resize.  The bundled hook is installed with qmgr (events execjob_begin, launch,
-resize, end, abort) from files/hooks/cgroup_resize.py.  Everything the tests create under
-the cluster's cgroups goes with ``cluster down`` (the launcher removes its whole subtree).
-
-Not covered here yet (open points): a multi-vnode host keeping part of its allocation and a
-refused write at resize need the server's multi-vnode support (``up --vnodes-per-mom``).
+The cluster's moms have two vnodes each (``up --vnodes-per-mom 2``: ``momN[0]``, ``momN[1]``,
+natural vnode ``momN`` with no CPUs), so a chunk can land on one vnode of a host and a host
+can hold several chunks of one job. The reliable_job_startup hook (site.yml with
+tests/integration/demo_vars.yml) pads every multi-chunk job and prunes it back with
+``release_nodes()`` at launch, which fires execjob_resize. The bundled hook is installed by
+the ``hpc.pbs.cgroup_resize`` role (``cgroup_resize_hook_source: bundled``). Everything the
+tests create under the cluster's cgroups goes with ``cluster down`` (the launcher removes
+its whole subtree).
 """
+
 import os
 import sys
 
@@ -40,25 +41,60 @@ pytestmark = [pytest.mark.integration,
               pytest.mark.skipif(not cgroups_writable(), reason="no writable cgroup v1 cpuset+memory hierarchy")]
 
 
+CGROUP_PLAYBOOK = """---
+- name: Install the bundled cgroup_resize hook
+  hosts: pbs_server
+  gather_facts: false
+  roles:
+    - role: hpc.pbs.cgroup_resize
+      vars:
+        cgroup_resize_hook_source: bundled
+"""
+
+
 @pytest.fixture(scope="module")
 def cluster(cluster_factory):
-    cluster = cluster_factory(moms=len(MOMS))
+    cluster = cluster_factory(moms=len(MOMS), up_args=["--vnodes-per-mom", "2"])
     rc, output, _ = rjs_demo.run_playbook(cluster.inventory)
     assert rc == 0, output[-3000:]
-    for command in ["create hook cgroup_resize",
-                    "set hook cgroup_resize event = 'execjob_begin,execjob_launch,execjob_resize,execjob_end,execjob_abort'",
-                    "set hook cgroup_resize order = 100",
-                    "import hook cgroup_resize application/x-python default %s" % HOOK,
-                    "set hook cgroup_resize enabled = true"]:
-        cluster.exec(SERVER, ["qmgr", "-c", command], check=True)
+    playbook = os.path.join(cluster.workdir, "cgroup_resize.yml")
+    with open(playbook, "w") as handle:
+        handle.write(CGROUP_PLAYBOOK)
+    rc, output, _ = rjs_demo.run_playbook(cluster.inventory, playbook=playbook, extra_vars_file=None)
+    assert rc == 0, "role hpc.pbs.cgroup_resize failed:\n" + output[-3000:]
+    settle_hook(cluster, "cgroup_resize")
     yield cluster
     cluster.down()
 
 
-def submit(cluster, script, select, place="scatter"):
-    proc = cluster.exec(SERVER, ["qsub", "-l", "select=" + select, "-l", "place=" + place],
-                        user="pbsuser", input=script, check=True)
+def settle_hook(cluster, name):
+    """Work around a mock server gap: it pushes a hook's files once per vnode, each change
+    from its own thread, so a mom can keep an older ``.HK`` (``enabled=false`` from the
+    hook's creation) than the server's. One more ``set ... enabled = true`` pushes the
+    current file alone; wait until every mom has it."""
+    cluster.exec(SERVER, ["qmgr", "-c", "set hook %s enabled = true" % name], check=True)
+    path = "/var/spool/pbs/mom_priv/hooks/%s.HK" % name
+    for mom in MOMS:
+        rjs_demo.wait_for(lambda: "enabled=false" not in cluster.exec(mom, ["cat", path], check=True).stdout,
+                          30, "hook %s enabled on %s" % (name, mom))
+
+
+def submit(cluster, script, select, place="scatter", held=False):
+    proc = cluster.exec(SERVER, ["qsub", "-l", "select=" + select, "-l", "place=" + place]
+                        + (["-h"] if held else []), user="pbsuser", input=script, check=True)
     return proc.stdout.strip()
+
+
+def mom_log(cluster, mom, jobid):
+    """The messages (field 6 on) of ``mom``'s log lines about ``jobid``, in order."""
+    text = cluster.exec(mom, ["sh", "-c", "cat /var/spool/pbs/mom_logs/*"]).stdout
+    return [";".join(fields[5:]) for fields in (line.split(";") for line in text.splitlines())
+            if len(fields) > 5 and fields[4] == jobid]
+
+
+def accounting_types(cluster, jobid):
+    text = cluster.exec(SERVER, ["sh", "-c", "cat /var/spool/pbs/server_priv/accounting/*"]).stdout
+    return [l.split(";")[1] for l in text.splitlines() if l.count(";") >= 3 and l.split(";")[2] == jobid]
 
 
 def qstat(cluster, jobid):
@@ -66,11 +102,11 @@ def qstat(cluster, jobid):
     return rjs_demo.parse_qstat_f(proc.stdout) if proc.returncode == 0 else None
 
 
-def running_pruned(cluster, jobid):
+def running_pruned(cluster, jobid, run_count=None):
     attrs = qstat(cluster, jobid) or {}
-    text = cluster.exec(SERVER, ["sh", "-c", "cat /var/spool/pbs/server_priv/accounting/*"]).stdout
-    records = [(l.split(";")[1], l) for l in text.splitlines() if l.count(";") >= 3 and l.split(";")[2] == jobid]
-    return attrs if attrs.get("job_state") == "R" and any(t == "s" for t, _ in records) else None
+    if run_count is not None and attrs.get("run_count") != str(run_count):
+        return None
+    return attrs if attrs.get("job_state") == "R" and "s" in accounting_types(cluster, jobid) else None
 
 
 def job_cgroup(cluster, mom, jobid):
@@ -140,3 +176,62 @@ def test_two_jobs_on_one_host_never_share_cpus_before_or_after_a_resize(cluster)
     assert a and b and not set(a) & set(b)
     wait_gone(cluster, first)
     wait_gone(cluster, second)
+
+
+# Two chunks pinned to mom2 (the padding adds the second): they land on mom2[0] and mom2[1],
+# and release_nodes() keeps only the first of them.
+PINNED = "ncpus=1:mem=%s:host=mom1+ncpus=1:mem=%s:host=mom2" % (MEM, MEM)
+
+
+def test_multi_vnode_host_keeping_part_of_its_allocation_shrinks_rather_than_disappears(cluster):
+    jobid = submit(cluster, "sleep 15\n", PINNED, place="free")
+    attrs = rjs_demo.wait_for(lambda: running_pruned(cluster, jobid), 90, "job running pruned")
+    assert hosts_of(attrs) == ["mom1", "mom2"], attrs["exec_host"]
+    primary = mom_log(cluster, "mom1", jobid)
+    pruned_from = next(m for m in primary if m.startswith("pruned from exec_vnode="))
+    assert "mom2[0]:" in pruned_from and "mom2[1]:" in pruned_from, pruned_from
+    assert "mom2[1]" not in attrs["exec_vnode"]
+    sister = rjs_demo.wait_for(lambda: [m for m in mom_log(cluster, "mom2", jobid) if "cgroups on mom2 resized" in m],
+                               30, "resize on mom2")
+    had, kept = sister[0].split("cpus ", 1)[1].split(",", 1)[0].split(" -> ")
+    assert len(cpu_list(had)) == 2 and len(cpu_list(kept)) == 1, sister[0]
+    state = job_cgroup(cluster, "mom2", jobid)
+    assert state["cpus"] == cpu_list(kept) and state["limit"] == MEM_BYTES, state
+    messages = mom_log(cluster, "mom2", jobid)
+    assert "updated nodes info" in messages and "DELETE_JOB2 received" not in messages
+    wait_gone(cluster, jobid)
+    rjs_demo.wait_for(lambda: job_cgroup(cluster, "mom2", jobid)["cpus"] is None, 30, "cgroups removed on mom2")
+
+
+# Before the job is released, its cpuset on mom2 gets a child cgroup holding all the node's
+# CPUs: the kernel then refuses (EBUSY) to take a CPU from the job's cpuset at resize.
+TRAP = """set -e
+c=/sys/fs/cgroup/cpuset
+mkdir -p "$c/pbs_jobs"
+[ -n "$(cat "$c/pbs_jobs/cpuset.cpus")" ] || cat "$c/cpuset.cpus" > "$c/pbs_jobs/cpuset.cpus"
+[ -n "$(cat "$c/pbs_jobs/cpuset.mems")" ] || cat "$c/cpuset.mems" > "$c/pbs_jobs/cpuset.mems"
+for d in "$c/pbs_jobs/$1" "$c/pbs_jobs/$1/trap"; do
+    mkdir "$d"
+    cat "$c/pbs_jobs/cpuset.mems" > "$d/cpuset.mems"
+    cat "$c/pbs_jobs/cpuset.cpus" > "$d/cpuset.cpus"
+done
+"""
+
+
+def test_refused_write_at_resize_rejects_the_event_and_requeues_the_job(cluster):
+    jobid = submit(cluster, "sleep 5\n", PINNED, place="free", held=True)
+    cluster.exec("mom2", ["sh", "-c", TRAP, "trap", jobid], check=True)
+    cluster.exec(SERVER, ["qrls", jobid], user="pbsuser", check=True)
+    rjs_demo.wait_for(lambda: "R" in accounting_types(cluster, jobid), 90, "job requeued")
+    messages = mom_log(cluster, "mom2", jobid)
+    rejected = "execjob_resize hook rejected request: cgroup_resize: job %s on mom2: writing " % jobid
+    line = next(m for m in messages if m.startswith(rejected))
+    assert "[EBUSY]" in line, line
+    text = cluster.exec("mom2", ["sh", "-c", "cat /var/spool/pbs/mom_logs/*"]).stdout
+    assert "Hook;cgroup_resize;\"execjob_resize\" request rejected by 'cgroup_resize'" in text
+    # The abort/end hooks removed the job's cgroups there (the trap too): the rerun runs to its end.
+    wait_gone(cluster, jobid)
+    types = accounting_types(cluster, jobid)
+    assert types.index("R") < types.index("E"), types
+    after_reject = mom_log(cluster, "mom2", jobid)[messages.index(line):]
+    assert "JOIN_JOB as node 1" in after_reject

@@ -3,7 +3,6 @@
 Reference: transcript f (bad values kill the mom), requests.c req_copy_hookfile
 (``joinjob_alarm_time updated to N``), PP-928 interfaces 3 and 4.
 """
-import itertools
 import os
 import stat
 import subprocess
@@ -14,12 +13,7 @@ import pytest
 from mockpbs import wire
 from mockpbs.mom import config as momconfig
 from mockpbs.mom.daemon import Mom
-
-_ADDRESSES = itertools.count(200)
-
-
-def next_address():
-    return "127.0.1.%d" % next(_ADDRESSES)
+from mockpbs.mom.inprocess import release_address, reserve_address
 
 
 def log_lines(home):
@@ -53,7 +47,7 @@ def mom_factory(tmp_path):
         if config_text is not None:
             (home / "mom_priv" / "config").write_text(config_text)
         exits = []
-        mom = Mom(str(home), name, name, next_address(), "server", server_address="127.0.0.1",
+        mom = Mom(str(home), name, name, reserve_address(), "server", server_address="127.0.0.1",
                   server_port=1, exit_on_bad_config=lambda: exits.append(True))
         mom.exits = exits
         moms.append(mom)
@@ -62,6 +56,7 @@ def mom_factory(tmp_path):
     yield make
     for mom in moms:
         mom.stop()
+        release_address(mom.address)
 
 
 def write_config(mom, text):

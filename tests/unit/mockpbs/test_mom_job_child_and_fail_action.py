@@ -8,15 +8,15 @@
   execjob_abort then execjob_end where the job was aborted.
 """
 import os
-import sys
 
-import pytest
+import mockpbs.pbs as pbsmod
+from mockpbs.mom.inprocess import PRUNING_LAUNCH_HOOK
 
-from mockpbs import wire
-from mockpbs.mom.inprocess import MomCluster
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_pp928_i9_mom_resize_hooks import LAUNCH_HOOK, REJECT_ON_MOMB, VNODES, make_job
-
+REJECT_ON_MOMB = '''import pbs
+if pbs.get_local_nodename() == "momb":
+    pbs.event().reject("cgroup limits could not be updated")
+pbs.event().accept()
+'''
 PARENT_PID_LAUNCH = '''import os, pbs
 e = pbs.event()
 pbs.logjobmsg(e.job.id, "launch hook parent pid %d" % os.getppid())
@@ -34,41 +34,12 @@ pbs.event().accept()
 '''
 
 
-@pytest.fixture
-def cluster(tmp_path):
-    made = []
-
-    def make(**kwargs):
-        c = MomCluster(tmp_path, **kwargs)
-        made.append(c)
-        return c
-
-    yield make
-    for c in made:
-        c.close()
-
-
-def hook_with(c, name, events, body, fail_action="none", alarm=30, on=None):
-    for mom in on or list(c.moms):
-        c.moms[mom].hooks.write(name, "HK", "type=site\nenabled=true\nevent=%s\nalarm=%d\nfail_action=%s\n"
-                                % (events, alarm, fail_action))
-        c.moms[mom].hooks.write(name, "PY", body)
-
-
-def run(c, job):
-    reply = wire.request(c.addresses["moma"], wire.MOM_PORT, {"op": "run_job", "job": job, "vnodes": VNODES})
-    assert reply == {"ok": True}
-
-
-def test_launch_hook_runs_in_the_process_that_becomes_the_job(cluster, tmp_path):
-    c = cluster()
-    hook_with(c, "parent", "execjob_launch", PARENT_PID_LAUNCH)
+def test_launch_hook_runs_in_the_process_that_becomes_the_job(mom_cluster, tmp_path):
+    c = mom_cluster()
+    c.hook("parent", "execjob_launch", PARENT_PID_LAUNCH)
     c.start()
-    job = make_job(tmp_path)
-    job["tolerate_node_failures"] = "none"
     pid_file = tmp_path / "job.pid"
-    job["script"] = "echo $$ > %s\n" % pid_file
-    run(c, job)
+    c.run_job(c.job(tolerate_node_failures="none", script="echo $$ > %s\n" % pid_file))
     c.server.wait_for("mom_job_obit")
     lines = [l for l in c.log("moma") if "launch hook parent pid" in l]
     assert len(lines) == 1
@@ -79,13 +50,11 @@ def test_launch_hook_runs_in_the_process_that_becomes_the_job(cluster, tmp_path)
     assert started["session"] == hook_parent
 
 
-def test_begin_exception_with_offline_vnodes_offlines_the_sister_and_requeues(cluster, tmp_path):
-    c = cluster()
-    hook_with(c, "atom", "execjob_begin", RAISE_ON_MOMB, fail_action="offline_vnodes")
+def test_begin_exception_with_offline_vnodes_offlines_the_sister_and_requeues(mom_cluster):
+    c = mom_cluster()
+    c.hook("atom", "execjob_begin", RAISE_ON_MOMB, fail_action="offline_vnodes")
     c.start()
-    job = make_job(tmp_path)
-    job["tolerate_node_failures"] = "none"
-    run(c, job)
+    c.run_job(c.job(tolerate_node_failures="none"))
     requeue = c.server.wait_for("mom_job_requeue")
     assert requeue["reason"] == "sister mom failed to join job"
     update = c.server.wait_for("mom_node_update")
@@ -94,50 +63,45 @@ def test_begin_exception_with_offline_vnodes_offlines_the_sister_and_requeues(cl
     assert [m["vnode"] for m in c.server.requests if m.get("op") == "mom_node_update"] == ["momb"]
 
 
-def test_begin_alarm_with_offline_vnodes_offlines_too(cluster, tmp_path):
-    c = cluster()
+def test_begin_alarm_with_offline_vnodes_offlines_too(mom_cluster):
+    c = mom_cluster()
     body = 'import pbs, time\nif pbs.get_local_nodename() == "momb":\n    time.sleep(30)\npbs.event().accept()\n'
-    hook_with(c, "slow", "execjob_begin", body, fail_action="offline_vnodes", alarm=2)
+    c.hook("slow", "execjob_begin", body, fail_action="offline_vnodes", alarm=2)
     c.start()
-    job = make_job(tmp_path)
-    job["tolerate_node_failures"] = "none"
-    run(c, job)
+    c.run_job(c.job(tolerate_node_failures="none"))
     update = c.server.wait_for("mom_node_update")
     assert update["vnode"] == "momb" and update["comment"] == "offlined by hook 'slow' due to hook error"
 
 
-def test_plain_reject_with_offline_vnodes_offlines_nothing(cluster, tmp_path):
-    c = cluster()
-    hook_with(c, "atom", "execjob_begin", REJECT_PLAIN_ON_MOMB, fail_action="offline_vnodes")
+def test_plain_reject_with_offline_vnodes_offlines_nothing(mom_cluster):
+    c = mom_cluster()
+    c.hook("atom", "execjob_begin", REJECT_PLAIN_ON_MOMB, fail_action="offline_vnodes")
     c.start()
-    job = make_job(tmp_path)
-    job["tolerate_node_failures"] = "none"
-    run(c, job)
+    c.run_job(c.job(tolerate_node_failures="none"))
     c.server.wait_for("mom_job_requeue")
     assert "mom_node_update" not in c.server.ops()
 
 
-def test_released_sister_runs_execjob_end(cluster, tmp_path):
-    c = cluster()
-    c.hook("launch", "execjob_launch", LAUNCH_HOOK)
-    hook_with(c, "ender", "execjob_end", 'import pbs\npbs.logjobmsg(pbs.event().job.id, "end hook")\n')
+def test_released_sister_runs_execjob_end(mom_cluster):
+    c = mom_cluster()
+    c.hook("launch", "execjob_launch", PRUNING_LAUNCH_HOOK)
+    c.hook("ender", "execjob_end", 'import pbs\npbs.logjobmsg(pbs.event().job.id, "end hook")\n')
     c.start()
-    run(c, make_job(tmp_path))
+    c.run_job(c.job())
     c.server.wait_for("mom_job_obit")
     c.wait_log("momc", "0008;pbs_mom;Job;17.srv;DELETE_JOB2 received")
     c.wait_log("momc", "0008;pbs_python;Job;17.srv;end hook")
 
 
-def test_resize_reject_runs_abort_then_end_hooks_where_the_job_is_aborted(cluster, tmp_path):
-    c = cluster()
-    c.hook("launch", "execjob_launch", LAUNCH_HOOK)
+def test_resize_reject_runs_abort_then_end_hooks_where_the_job_is_aborted(mom_cluster):
+    c = mom_cluster()
+    c.hook("launch", "execjob_launch", PRUNING_LAUNCH_HOOK)
     c.hook("resize", "execjob_resize", REJECT_ON_MOMB)
     body = 'import pbs\ne = pbs.event()\npbs.logjobmsg(e.job.id, "cleanup %d" % e.type)\n'
-    hook_with(c, "cleanup", "execjob_abort,execjob_end", body)
+    c.hook("cleanup", "execjob_abort,execjob_end", body)
     c.start()
-    run(c, make_job(tmp_path))
+    c.run_job(c.job())
     c.server.wait_for("mom_job_requeue")
-    import mockpbs.pbs as pbsmod
     abort = "0008;pbs_python;Job;17.srv;cleanup %d" % pbsmod.EXECJOB_ABORT
     end = "0008;pbs_python;Job;17.srv;cleanup %d" % pbsmod.EXECJOB_END
     for mom in ("momb", "moma"):

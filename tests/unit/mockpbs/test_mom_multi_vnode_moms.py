@@ -1,13 +1,8 @@
 """Moms with several vnodes (mom_priv/config.d vnode definition files): what they report
 in mom_hello, and pruning across several vnodes per host (release_nodes semantics 2-4)."""
-import os
-import pwd
-
 import pytest
 
-from mockpbs import wire
 from mockpbs.mom import vnodedefs
-from mockpbs.mom.inprocess import MomCluster
 
 MOMA_DEFS = """$configversion 2
 moma: resources_available.ncpus = 0
@@ -48,15 +43,12 @@ def test_vnode_definition_files_parse_like_pbs_mom_s_insert():
     }
 
 
-def test_mom_hello_reports_config_d_vnodes_and_keeps_single_vnode_fields(tmp_path):
-    c = MomCluster(tmp_path, names=("moma",))
-    try:
-        c.write("moma", "mom_priv/config.d/vnodes", MOMA_DEFS)
-        c.write("moma", "mom_priv/config.d/zz_plain", "$clienthost srv\n")
-        c.start()
-        hello = c.server.wait_for("mom_hello")
-    finally:
-        c.close()
+def test_mom_hello_reports_config_d_vnodes_and_keeps_single_vnode_fields(mom_cluster):
+    c = mom_cluster(names=("moma",))
+    c.write("moma", "mom_priv/config.d/vnodes", MOMA_DEFS)
+    c.write("moma", "mom_priv/config.d/zz_plain", "$clienthost srv\n")
+    c.start()
+    hello = c.server.wait_for("mom_hello")
     assert hello["node"] == "moma" and hello["host"] == "moma"
     assert hello["resources_available"] == {"ncpus": "0", "mem": hello["resources_available"]["mem"],
                                             "host": "moma", "vnode": "moma"}
@@ -77,42 +69,32 @@ VNODES = {
 }
 
 
-def make_job(workdir):
-    user = pwd.getpwuid(os.getuid())
-    return {
-        "id": "17.srv", "Job_Name": "STDIN", "Job_Owner": "%s@srv" % user.pw_name,
-        "euser": user.pw_name, "egroup": user.pw_name, "queue": "workq",
-        "Resource_List": {"select": "1:ncpus=2+3:ncpus=1", "ncpus": "5", "nodect": "4",
-                          "place": "free", "site": "1:ncpus=2+1:ncpus=1"},
-        "schedselect": "1:ncpus=2+3:ncpus=1",
-        "exec_vnode": "(moma[0]:ncpus=1+moma[1]:ncpus=1)+(momb[0]:ncpus=1)+(momb[1]:ncpus=1)+(momc:ncpus=1)",
-        "exec_host": "moma/0*2+momb/0+momb/1+momc/0",
-        "tolerate_node_failures": "job_start", "Hold_Types": "n", "run_count": "1",
-        "Variable_List": {"PBS_O_HOME": user.pw_dir, "PBS_O_WORKDIR": str(workdir)},
-        "script": "true\n",
-        "Output_Path": "srv:%s" % (workdir / "STDIN.o17"), "Error_Path": "srv:%s" % (workdir / "STDIN.e17"),
-        "Join_Path": "n",
-    }
+def multi_vnode_job(c):
+    """Chunk 1 spans both vnodes of moma, chunks 2 and 3 one vnode of momb each (padded from
+    ``Resource_List["site"]``), chunk 4 on momc."""
+    return c.job(Resource_List={"select": "1:ncpus=2+3:ncpus=1", "ncpus": "5", "nodect": "4",
+                                "place": "free", "site": "1:ncpus=2+1:ncpus=1"},
+                 schedselect="1:ncpus=2+3:ncpus=1",
+                 exec_vnode="(moma[0]:ncpus=1+moma[1]:ncpus=1)+(momb[0]:ncpus=1)+(momb[1]:ncpus=1)+(momc:ncpus=1)",
+                 exec_host="moma/0*2+momb/0+momb/1+momc/0")
 
 
 @pytest.fixture
-def cluster(tmp_path):
-    c = MomCluster(tmp_path)
+def cluster(mom_cluster):
+    c = mom_cluster()
     c.write("moma", "mom_priv/config.d/vnodes", MOMA_DEFS)
     c.write("momb", "mom_priv/config.d/vnodes", MOMB_DEFS)
     c.hook("launch", "execjob_launch", LAUNCH_HOOK)
-    yield c
-    c.close()
+    return c
 
 
-def run(c, tmp_path):
+def run(c):
     c.start()
-    assert wire.request(c.addresses["moma"], wire.MOM_PORT,
-                        {"op": "run_job", "job": make_job(tmp_path), "vnodes": VNODES}) == {"ok": True}
+    c.run_job(multi_vnode_job(c), vnodes=VNODES)
 
 
-def test_prune_keeping_one_of_two_vnodes_of_a_host_updates_that_sister(cluster, tmp_path):
-    run(cluster, tmp_path)
+def test_prune_keeping_one_of_two_vnodes_of_a_host_updates_that_sister(cluster):
+    run(cluster)
     update = cluster.server.wait_for("mom_job_update")
     assert update["exec_vnode"] == "(moma[0]:ncpus=1+moma[1]:ncpus=1)+(momb[0]:ncpus=1)"
     assert update["exec_host"] == "moma/0*2+momb/0"
@@ -120,13 +102,12 @@ def test_prune_keeping_one_of_two_vnodes_of_a_host_updates_that_sister(cluster, 
     cluster.wait_log("momb", "0008;pbs_mom;Job;17.srv;updated nodes info")
     assert "0008;pbs_mom;Job;17.srv;DELETE_JOB2 received" not in cluster.log("momb")
     cluster.wait_log("momc", "0008;pbs_mom;Job;17.srv;DELETE_JOB2 received")
-    with open(os.path.join(cluster.moms["moma"].pbs_home, "aux", "17.srv")) as handle:
-        assert handle.read() == "moma\nmomb\n"
+    assert cluster.nodefile() == ["moma", "momb"]
 
 
-def test_failed_multi_vnode_sister_puts_all_its_vnodes_in_vnode_list_fail(cluster, tmp_path):
+def test_failed_multi_vnode_sister_puts_all_its_vnodes_in_vnode_list_fail(cluster):
     cluster.hook("failbegin", "execjob_begin", FAIL_BEGIN_ON_MOMB)
-    run(cluster, tmp_path)
+    run(cluster)
     update = cluster.server.wait_for("mom_job_update")
     assert update["exec_vnode"] == "(moma[0]:ncpus=1+moma[1]:ncpus=1)+(momc:ncpus=1)"
     assert update["exec_host"] == "moma/0*2+momc/0"

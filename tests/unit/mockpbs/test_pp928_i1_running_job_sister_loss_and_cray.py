@@ -1,17 +1,10 @@
 """PP-928 interface 1 on the mom: a sister lost while the job runs is ignored with
 tolerate_node_failures=all and kills (requeues) the job with job_start; a Cray primary mom
 ($alps_client) ignores tolerate_node_failures (its hooks see "none")."""
-import os
-import pwd
-
 import pytest
 
-from mockpbs import wire
-from mockpbs.mom.inprocess import MomCluster
+from mockpbs.mom.inprocess import WAITING_SCRIPT
 
-VNODES = {name: {"host": name, "resources_available": {"ncpus": "2", "host": name, "vnode": name}}
-          for name in ("moma", "momb", "momc")}
-WAITING_SCRIPT = 'while [ ! -e "$PBS_O_WORKDIR/done" ]; do sleep 0.1; done\n'
 SHOW_TOLERATE = '''import pbs
 e = pbs.event()
 pbs.logjobmsg(e.job.id, "%s sees tolerate_node_failures=%s" % (pbs.get_local_nodename(), e.job.tolerate_node_failures))
@@ -21,53 +14,20 @@ e.accept()
 '''
 
 
-def make_job(workdir, tolerate, script=WAITING_SCRIPT):
-    user = pwd.getpwuid(os.getuid())
-    return {
-        "id": "17.srv", "Job_Name": "STDIN", "Job_Owner": "%s@srv" % user.pw_name,
-        "euser": user.pw_name, "egroup": user.pw_name, "queue": "workq",
-        "Resource_List": {"select": "3:ncpus=1", "ncpus": "3", "nodect": "3", "place": "scatter"},
-        "schedselect": "3:ncpus=1",
-        "exec_vnode": "(moma:ncpus=1)+(momb:ncpus=1)+(momc:ncpus=1)",
-        "exec_host": "moma/0+momb/0+momc/0",
-        "tolerate_node_failures": tolerate, "Hold_Types": "n", "run_count": "1",
-        "Variable_List": {"PBS_O_HOME": user.pw_dir, "PBS_O_WORKDIR": str(workdir)},
-        "script": script,
-        "Output_Path": "srv:%s" % (workdir / "STDIN.o17"), "Error_Path": "srv:%s" % (workdir / "STDIN.e17"),
-        "Join_Path": "n",
-    }
-
-
-@pytest.fixture
-def cluster(tmp_path):
-    made = []
-
-    def make(**kwargs):
-        c = MomCluster(tmp_path, **kwargs)
-        made.append(c)
-        return c
-
-    yield make
-    (tmp_path / "done").write_text("")
-    for c in made:
-        c.close()
-
-
-def run_and_lose_momc(c, tmp_path, tolerate):
+def run_and_lose_momc(c, tolerate):
     c.start()
     c.moms["moma"].jobs.poll_interval = 0.3
-    assert wire.request(c.addresses["moma"], wire.MOM_PORT,
-                        {"op": "run_job", "job": make_job(tmp_path, tolerate), "vnodes": VNODES}) == {"ok": True}
+    c.run_job(c.job(tolerate_node_failures=tolerate, script=WAITING_SCRIPT))
     c.server.wait_for("mom_job_started")
     c.moms["momc"].stop()
 
 
-def test_pp928_i1_all_ignores_sister_lost_while_running(cluster, tmp_path):
-    c = cluster()
-    run_and_lose_momc(c, tmp_path, "all")
+def test_pp928_i1_all_ignores_sister_lost_while_running(mom_cluster):
+    c = mom_cluster()
+    run_and_lose_momc(c, "all")
     c.wait_log("moma", "0008;pbs_mom;Job;17.srv;"
                        "ignoring lost communication with momc as job is tolerant of node failures")
-    (tmp_path / "done").write_text("")
+    c.release_jobs()
     obit = c.server.wait_for("mom_job_obit")
     assert obit["exit_status"] == 0
     assert "mom_job_requeue" not in c.server.ops()
@@ -75,9 +35,9 @@ def test_pp928_i1_all_ignores_sister_lost_while_running(cluster, tmp_path):
 
 
 @pytest.mark.parametrize("tolerate", ["job_start", "none"])
-def test_pp928_i1_job_start_or_none_kills_and_requeues_job_on_sister_loss(cluster, tmp_path, tolerate):
-    c = cluster()
-    run_and_lose_momc(c, tmp_path, tolerate)
+def test_pp928_i1_job_start_or_none_kills_and_requeues_job_on_sister_loss(mom_cluster, tolerate):
+    c = mom_cluster()
+    run_and_lose_momc(c, tolerate)
     requeue = c.server.wait_for("mom_job_requeue")
     assert requeue["reason"] == "lost communication with sister mom momc" and requeue["rerun"] is True
     assert "mom_job_obit" not in c.server.ops()
@@ -88,15 +48,13 @@ def test_pp928_i1_job_start_or_none_kills_and_requeues_job_on_sister_loss(cluste
     c.wait_log("momb", "0008;pbs_mom;Job;17.srv;DELETE_JOB received")
 
 
-def test_pp928_i1_cray_primary_ignores_tolerate_node_failures(cluster, tmp_path):
-    c = cluster()
+def test_pp928_i1_cray_primary_ignores_tolerate_node_failures(mom_cluster):
+    c = mom_cluster()
     c.config("moma", "$alps_client /opt/cray/alps/default/bin/apbasil\n")
     c.hook("begin", "execjob_begin", SHOW_TOLERATE)
     c.start()
     assert c.moms["moma"].is_cray() and not c.moms["momb"].is_cray()
-    job = make_job(tmp_path, "job_start", script="true\n")
-    assert wire.request(c.addresses["moma"], wire.MOM_PORT,
-                        {"op": "run_job", "job": job, "vnodes": VNODES}) == {"ok": True}
+    c.run_job(c.job())
     c.server.wait_for("mom_job_requeue")
     assert "mom_job_started" not in c.server.ops()
     log = c.log("moma")

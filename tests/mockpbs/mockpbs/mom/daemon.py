@@ -216,7 +216,10 @@ class Mom:
     def dispatch_service(self, message, peer):
         op = message.get("op")
         if op == "ping":
-            return {"ok": True, "node": self.node_name}
+            # The server refreshes the natural vnode's resources from this (ping_node).
+            natural = self.vnodes().get(self.node_name) or {}
+            return {"ok": True, "node": self.node_name,
+                    "resources_available": dict(natural.get("resources_available") or {})}
         if op == "hook_copy":
             return self.hook_copy(message, peer)
         if op == "hook_delete":

@@ -1,17 +1,24 @@
 """In-process mom clusters for tests: real :class:`mockpbs.mom.daemon.Mom` objects on
-loopback addresses, a recording stand-in for the server, and "frozen" moms.
+loopback addresses, a recording stand-in for the server, "frozen" moms, and the job a
+test runs on them.
 
+- :func:`reserve_address` hands out a loopback address no other process (of any test run
+  on this machine) uses: the moms talk to each other on PBS's fixed ports (15001-15003),
+  so every mom needs an address of its own, and two concurrent runs must never pick the
+  same one.
 - :class:`RecordingServer` listens on the server port of its address, answers every
   request ``{"ok": true}`` and keeps them (``requests``, ``wait_for(op)``).
-- :class:`MomCluster` gives each mom its own address, PBS_HOME under ``tmp_path`` and
-  a resolver mapping the mom names to their addresses. A name in ``frozen`` gets only a
-  listening IM socket that never answers (what a SIGSTOPped mom looks like).
+- :class:`MomCluster` gives each mom its own address, PBS_HOME under ``tmp_path`` and a
+  resolver mapping the mom names to their addresses. A name in ``frozen`` gets only a
+  listening IM socket that never answers (what a SIGSTOPped mom looks like). ``job()``
+  builds the job dict a test sends with ``run_job()``.
 
-Addresses are taken from 127.<b>.<c>.<d> with ``b`` derived from the process id, so two
-test runs on one machine rarely collide.
+Used by the tests under ``tests/unit/mockpbs`` (fixture ``mom_cluster`` in their
+conftest.py).
 """
-import itertools
 import os
+import pwd
+import random
 import socket
 import threading
 import time
@@ -19,14 +26,76 @@ import time
 from mockpbs import wire
 from mockpbs.mom.daemon import Mom
 
-_HOSTS = itertools.count(1)
-_NET = 100 + os.getpid() % 150
+# 127.0.x.x is left to the mock clusters (127.0.1, 127.0.3...) and to 127.0.0.1.
+_FIRST_OCTET2 = 64
+_PORTS = (wire.SERVER_PORT, wire.MOM_PORT, wire.IM_PORT)
+_random = random.SystemRandom()
+_held = {}              # address -> lock socket, for as long as this process uses it
+_held_lock = threading.Lock()
+
+# A release_nodes() launch hook (PP-928 "Case of Reliable Job Startup"): on the primary,
+# when starting the job itself (PBS_NODEFILE set; not for a task), keep the chunks of
+# Resource_List["site"], the select the job was submitted with.
+PRUNING_LAUNCH_HOOK = '''import pbs
+e = pbs.event()
+j = e.job
+if "PBS_NODEFILE" in e.env and j.in_ms_mom():
+    if j.release_nodes(keep_select=j.Resource_List["site"]) is None:
+        e.reject("unsuccessful at LAUNCH")
+e.accept()
+'''
+# A job script that runs until the test (or MomCluster.close) calls release_jobs().
+WAITING_SCRIPT = 'while [ ! -e "$PBS_O_WORKDIR/done" ]; do sleep 0.1; done\n'
+# What run_job() sends by default: three single-vnode moms with two CPUs each.
+VNODES = {name: {"host": name, "resources_available": {"ncpus": "2", "host": name, "vnode": name}}
+          for name in ("moma", "momb", "momc")}
 
 
-def next_address():
-    """A fresh loopback address (IPv4 string)."""
-    number = next(_HOSTS)
-    return "127.%d.%d.%d" % (_NET, number // 250, number % 250 + 1)
+def _ports_free(address):
+    for port in _PORTS:
+        probe = socket.socket()
+        try:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((address, port))
+        except OSError:
+            return False
+        finally:
+            probe.close()
+    return True
+
+
+def reserve_address(attempts=1000):
+    """A loopback address (IPv4 string, 127.64.0.1 - 127.254.255.254) whose server, mom
+    and IM ports are free, reserved for this process until :func:`release_address`.
+
+    The reservation is an abstract UNIX socket named after the address: the kernel
+    refuses a second bind of that name from any process and drops it when this process
+    ends, so concurrent test runs skip each other's addresses and nothing is left behind.
+    Raises OSError when no address was found in ``attempts`` tries."""
+    for _ in range(attempts):
+        address = "127.%d.%d.%d" % (_random.randint(_FIRST_OCTET2, 254), _random.randint(0, 255),
+                                    _random.randint(1, 254))
+        lock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            lock.bind("\0mockpbs-inprocess-" + address)
+        except OSError:
+            lock.close()
+            continue
+        if not _ports_free(address):   # taken by something that does not reserve
+            lock.close()
+            continue
+        with _held_lock:
+            _held[address] = lock
+        return address
+    raise OSError("no free loopback address after %d attempts" % attempts)
+
+
+def release_address(address):
+    """Give back an address of :func:`reserve_address` (no error if it was not held)."""
+    with _held_lock:
+        lock = _held.pop(address, None)
+    if lock is not None:
+        lock.close()
 
 
 class RecordingServer:
@@ -67,26 +136,36 @@ class RecordingServer:
 
 
 class MomCluster:
-    """Moms ``names`` (the first is meant as primary) plus a recording server ``srv``."""
+    """Moms ``names`` (the first is meant as primary) plus a recording server ``srv``.
+
+    ``tmp_path``: directory of the moms' PBS_HOMEs (``<tmp_path>/<name>``) and the jobs'
+    working directory (``PBS_O_WORKDIR``, output files, the ``done`` file of
+    :data:`WAITING_SCRIPT`). ``frozen``: names that only get a mute IM socket."""
 
     def __init__(self, tmp_path, names=("moma", "momb", "momc"), frozen=()):
         self.tmp_path = tmp_path
-        self.addresses = {name: next_address() for name in ("srv",) + tuple(names)}
-        self.server = RecordingServer(self.addresses["srv"])
+        self.names = tuple(names)
+        self.addresses = {name: reserve_address() for name in ("srv",) + self.names}
         self.moms = {}
         self.frozen = []
-        for name in names:
-            if name in frozen:
-                sock = socket.socket()
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                sock.bind((self.addresses[name], wire.IM_PORT))
-                sock.listen(16)
-                self.frozen.append(sock)
-                continue
-            home = os.path.join(str(tmp_path), name)
-            os.makedirs(os.path.join(home, "mom_priv"), exist_ok=True)
-            self.moms[name] = Mom(home, name, name, self.addresses[name], "srv",
-                                  server_address=self.addresses["srv"], resolve=self.resolve)
+        self.server = None
+        try:
+            self.server = RecordingServer(self.addresses["srv"])
+            for name in self.names:
+                if name in frozen:
+                    sock = socket.socket()
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                    sock.bind((self.addresses[name], wire.IM_PORT))
+                    sock.listen(16)
+                    self.frozen.append(sock)
+                    continue
+                home = os.path.join(str(tmp_path), name)
+                os.makedirs(os.path.join(home, "mom_priv"), exist_ok=True)
+                self.moms[name] = Mom(home, name, name, self.addresses[name], "srv",
+                                      server_address=self.addresses["srv"], resolve=self.resolve)
+        except BaseException:
+            self.close()
+            raise
 
     def resolve(self, host):
         try:
@@ -104,12 +183,69 @@ class MomCluster:
     def config(self, name, text):
         self.write(name, "mom_priv/config", text)
 
-    def hook(self, name, event, body, on=None, alarm=30):
-        """Install an enabled site hook of ``event`` on the moms ``on`` (default all)."""
+    def hook(self, name, event, body, on=None, alarm=30, fail_action=None):
+        """Install an enabled site hook on the moms ``on`` (default all running ones).
+        ``event``: one event or a comma-separated list; ``fail_action``: the hook's
+        ``fail_action`` attribute (default: not set, i.e. ``none``)."""
+        attributes = "type=site\nenabled=true\nevent=%s\nalarm=%d\n" % (event, alarm)
+        if fail_action is not None:
+            attributes += "fail_action=%s\n" % fail_action
         for mom in on or list(self.moms):
             if mom in self.moms:
-                self.moms[mom].hooks.write(name, "HK", "type=site\nenabled=true\nevent=%s\nalarm=%d\n" % (event, alarm))
+                self.moms[mom].hooks.write(name, "HK", attributes)
                 self.moms[mom].hooks.write(name, "PY", body)
+
+    def job(self, **attributes):
+        """A job dict as the server sends it in ``run_job`` (PROTOCOL.md): job ``17.srv``
+        of the current user, padded to three chunks on moma, momb, momc (select
+        ``1:ncpus=1+2:ncpus=1``, its original select ``1:ncpus=1+1:ncpus=1`` in
+        ``Resource_List["site"]``, as the reliable-job-startup queuejob hook leaves it),
+        ``tolerate_node_failures=job_start``, script ``true``, output files in
+        ``tmp_path``. ``attributes`` replace top-level attributes."""
+        user = pwd.getpwuid(os.getuid())
+        workdir = str(self.tmp_path)
+        job = {
+            "id": "17.srv", "Job_Name": "STDIN", "Job_Owner": "%s@srv" % user.pw_name,
+            "euser": user.pw_name, "egroup": user.pw_name, "queue": "workq",
+            "Resource_List": {"select": "1:ncpus=1+2:ncpus=1", "ncpus": "3", "nodect": "3",
+                              "place": "scatter", "site": "1:ncpus=1+1:ncpus=1"},
+            "schedselect": "1:ncpus=1+2:ncpus=1",
+            "exec_vnode": "(moma:ncpus=1)+(momb:ncpus=1)+(momc:ncpus=1)",
+            "exec_host": "moma/0+momb/0+momc/0",
+            "tolerate_node_failures": "job_start", "Hold_Types": "n", "run_count": "1",
+            "Variable_List": {"PBS_O_HOME": user.pw_dir, "PBS_O_WORKDIR": workdir},
+            "script": "true\n",
+            "Output_Path": "srv:%s" % os.path.join(workdir, "STDIN.o17"),
+            "Error_Path": "srv:%s" % os.path.join(workdir, "STDIN.e17"),
+            "Join_Path": "n",
+        }
+        job.update(attributes)
+        return job
+
+    def run_job(self, job, vnodes=None, mom=None):
+        """Send ``run_job`` to ``mom`` (default: the first name) with ``vnodes`` (default
+        :data:`VNODES`); AssertionError unless it answers ``{"ok": true}``."""
+        reply = wire.request(self.addresses[mom or self.names[0]], wire.MOM_PORT,
+                             {"op": "run_job", "job": job, "vnodes": VNODES if vnodes is None else vnodes})
+        assert reply == {"ok": True}, reply
+
+    def output(self, stream="o"):
+        """Text of the job's output (``o``) or error (``e``) file; None when absent."""
+        path = os.path.join(str(self.tmp_path), "STDIN.%s17" % stream)
+        if not os.path.exists(path):
+            return None
+        with open(path) as handle:
+            return handle.read()
+
+    def nodefile(self, mom=None, jobid="17.srv"):
+        """Lines of the job's PBS_NODEFILE on ``mom`` (default: the first name)."""
+        with open(os.path.join(self.moms[mom or self.names[0]].pbs_home, "aux", jobid)) as handle:
+            return handle.read().splitlines()
+
+    def release_jobs(self):
+        """End the jobs running :data:`WAITING_SCRIPT`."""
+        with open(os.path.join(str(self.tmp_path), "done"), "w"):
+            pass
 
     def start(self):
         for mom in self.moms.values():
@@ -117,11 +253,15 @@ class MomCluster:
         self.server.wait_for("mom_hello")
 
     def close(self):
+        self.release_jobs()
         for mom in self.moms.values():
             mom.stop()
         for sock in self.frozen:
             sock.close()
-        self.server.close()
+        if self.server is not None:
+            self.server.close()
+        for address in self.addresses.values():
+            release_address(address)
 
     def log(self, name):
         """Lines of mom ``name``'s logs without the timestamp field."""

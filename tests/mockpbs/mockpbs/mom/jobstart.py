@@ -19,26 +19,33 @@ Primary mom (``run_job``), in order:
    own execjob_resize hooks, ``update_job`` to kept sisters with a 5 s wait for their
    acknowledgements, ``mom_job_update``); a rejecting execjob_resize hook on any mom
    still in the job requeues it (interfaces 8, 9);
-5. ``PBS_NODEFILE`` (``PBS_HOME/aux/<jobid>``), the job program as the job's user,
+5. ``PBS_NODEFILE`` (``PBS_HOME/aux/<jobid>``), the job program as the job's user (the
+   shell running the script, or ``PROGRAM ARGS`` of a ``qsub -- PROGRAM ARGS`` job; a
+   subjob gets ``PBS_ARRAY_INDEX``/``PBS_ARRAY_ID``),
    ``mom_job_started``; while it runs the sisters are polled every
    :attr:`JobStarter.poll_interval` seconds: a lost sister is ignored when
    ``tolerate_node_failures=all`` and kills the job (requeued) otherwise (interface 1);
-   on exit ``delete_job`` to sisters and ``mom_job_obit``.
+   on exit ``delete_job`` to sisters and ``mom_job_obit`` (with the job's ``run_count``,
+   so the server can tell an obit of an earlier run; ``mom_job_requeue`` carries it too).
 
 A Cray primary mom (``$alps_client`` set) runs the job with
 ``tolerate_node_failures=none`` whatever the job asked (interface 1). Tasks of the job
 (``pbsdsh``, :mod:`mockpbs.mom.tm`) are started through ``tm_nodeinfo`` / ``tm_spawn``
 on the primary, which runs them itself or forwards ``spawn_task`` to the sister owning
-the node; a sister only runs tasks for a job whose current ``exec_host`` names it.
+the node; a sister only runs tasks for a job whose current ``exec_host`` names it. Every
+task runs the execjob_launch hooks of its mom first, without ``PBS_NODEFILE`` in its
+environment (seed interface 8).
 
 Log texts and classes follow /work/shared/reference/log_messages.json and transcripts g.
 """
+import grp
 import os
 import pwd
-import grp
+import re
 import secrets
+import shutil
 import signal
-import subprocess
+import tempfile
 import threading
 import time
 
@@ -151,6 +158,30 @@ def nodefile_lines(job):
         repeat = int(resources.get("mpiprocs", "1") or 1)
         lines.extend([host] * repeat)
     return lines
+
+
+EXECUTABLE_RE = re.compile(r"<jsdl-hpcpa:Executable>(.*?)</jsdl-hpcpa:Executable>", re.S)
+ARGUMENT_RE = re.compile(r"<jsdl-hpcpa:Argument>(.*?)</jsdl-hpcpa:Argument>", re.S)
+
+
+def executable_argv(job):
+    """argv of a job submitted as ``qsub -- PROGRAM ARGS...``: ``[PROGRAM, ARGS...]`` decoded
+    from the job's ``executable`` (``<jsdl-hpcpa:Executable>P</jsdl-hpcpa:Executable>``) and
+    ``argument_list`` (one ``<jsdl-hpcpa:Argument>A</jsdl-hpcpa:Argument>`` per argument)
+    attributes, as OpenPBS's ``decode_xml_arg_list()`` does; None for a job with a script."""
+    match = EXECUTABLE_RE.search(job.get("executable") or "")
+    if match is None:
+        return None
+    return [match.group(1)] + ARGUMENT_RE.findall(job.get("argument_list") or "")
+
+
+def resolve_program(progname, env):
+    """``progname`` itself when it holds a ``/``, else its first match on the ``PATH`` of
+    ``env`` (what execvp would run); unchanged when nothing matches (the exec then fails
+    with ENOENT, as it would in PBS)."""
+    if "/" in progname:
+        return progname
+    return shutil.which(progname, path=env.get("PATH", os.defpath)) or progname
 
 
 class JobRecord:
@@ -445,7 +476,8 @@ class JobStarter:
             self.end_hooks(record, ("execjob_abort", "execjob_end") if aborted else ("execjob_end",))
         self._fire_and_forget(record.sisters, lambda h: {"op": "delete_job", "jobid": jobid})
         self.mom.send_server({"op": "mom_job_requeue", "jobid": jobid, "hold": hold,
-                              "comment": comment, "reason": reason, "rerun": rerun})
+                              "comment": comment, "reason": reason, "rerun": rerun,
+                              "run_count": record.job.get("run_count")})
         with self.lock:
             self.jobs.pop(jobid, None)
 
@@ -550,7 +582,7 @@ class JobStarter:
         # 4. PBS_NODEFILE, then execjob_launch (interfaces 5, 6, 8).
         nodefile = self.write_nodefile(record.job)
         env = self.job_environment(record.job, nodefile, record.cookie)
-        program = self.job_program(record.job)
+        program = self.job_program(record.job, env)
         self.reclaim_late_prologue_acks(record)
         extra = self._context(record, env)
         extra["progname"], extra["argv"] = program[0], list(program)
@@ -663,7 +695,10 @@ class JobStarter:
 
     def job_environment(self, job, nodefile, cookie=None):
         """Login-like environment of the job program (see module docstring); ``nodefile``
-        None leaves ``PBS_NODEFILE`` out (tasks on sisters)."""
+        None leaves ``PBS_NODEFILE`` out (tasks, seed interface 8: an execjob_launch hook
+        tells the job's own start from a task by its presence). A subjob (``array_index``
+        set) also gets ``PBS_ARRAY_INDEX`` and ``PBS_ARRAY_ID`` (its array's id,
+        ``N[].server``); its ``PBS_JOBID`` is the subjob id ``N[i].server``."""
         user = self._user(job)
         env = {}
         for key, value in (job.get("Variable_List") or {}).items():
@@ -678,12 +713,21 @@ class JobStarter:
         })
         if cookie:
             env["PBS_JOBCOOKIE"] = cookie
+        if job.get("array_index") is not None:
+            env["PBS_ARRAY_INDEX"] = str(job["array_index"])
+            env["PBS_ARRAY_ID"] = str(job.get("array_id", ""))
         if nodefile is None:
             del env["PBS_NODEFILE"]
         return env
 
-    def job_program(self, job):
-        """argv of the top program: the user's shell running the job script."""
+    def job_program(self, job, env=None):
+        """argv of the top program: ``[PROGRAM, ARGS...]`` for a ``qsub -- PROGRAM ARGS``
+        job (PROGRAM looked up on the job's ``PATH`` from ``env`` when it has no ``/``),
+        else the user's shell running the job script (written to
+        ``mom_priv/jobs/<jobid>.SC``)."""
+        command = executable_argv(job)
+        if command is not None:
+            return [resolve_program(command[0], env or {})] + command[1:]
         user = self._user(job)
         jobs_dir = os.path.join(self.mom.pbs_home, "mom_priv", "jobs")
         os.makedirs(jobs_dir, exist_ok=True)
@@ -792,7 +836,7 @@ class JobStarter:
         used = {"cpupercent": "0", "cput": "00:00:00", "mem": "0kb", "ncpus": ncpus, "vmem": "0kb",
                 "walltime": "%02d:%02d:%02d" % (walltime // 3600, walltime // 60 % 60, walltime % 60)}
         self.mom.send_server({"op": "mom_job_obit", "jobid": jobid, "exit_status": exit_status,
-                              "resources_used": used})
+                              "resources_used": used, "run_count": record.job.get("run_count")})
         self.mom.log.job(pbslog.PBSEVENT_DEBUG2, jobid, "Obit sent")
         with self.lock:
             self.jobs.pop(jobid, None)
@@ -881,27 +925,60 @@ class JobStarter:
             return {"ok": False, "code": TM_ESYSTEM, "error": TM_ERROR_NAMES[TM_ESYSTEM]}
 
     def run_task(self, record, argv, node):
-        """Run one task of the job here as the job's user, capturing its output."""
+        """Run one task of the job here as the job's user and wait for it; its stdout and
+        stderr are captured. As in PBS, the task's process first runs this mom's
+        execjob_launch hooks (seed interface 8: with the task's environment, which has no
+        ``PBS_NODEFILE``, and ``progname``/``argv`` of the task; a hook may change them).
+        Returns the ``tm_spawn`` reply: ``{"ok": true, "stdout", "stderr", "exit_status"}``
+        (254 and the error text on stderr when the program cannot be executed), or
+        ``{"ok": false, "code": 17000}`` when a launch hook rejected the task."""
         job = record.job
+        jobid = job["id"]
         user = self._user(job)
-        nodefile = os.path.join(self.mom.pbs_home, "aux", job["id"]) if record.primary else None
-        env = self.job_environment(job, nodefile, record.cookie)
+        env = self.job_environment(job, None, record.cookie)
         env["PBS_NODENUM"] = str(node)
-        kwargs = {}
-        if os.getuid() == 0 and user.pw_uid != 0:
-            groups = [g.gr_gid for g in grp.getgrall() if user.pw_name in g.gr_mem]
-            kwargs = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": groups}
-        cwd = user.pw_dir if os.path.isdir(user.pw_dir) else "/"
-        self.mom.log.job(pbslog.PBSEVENT_DEBUG, job["id"], "task spawn: %s" % " ".join(argv))
+        extra = self._context(record, env) if record.primary else {"in_ms_mom": False, "env": env}
+        extra["progname"], extra["argv"] = argv[0], list(argv)
+        self.mom.log.job(pbslog.PBSEVENT_DEBUG, jobid, "task spawn: %s" % " ".join(argv))
+        child = self._spawn_child(record)
         try:
-            done = subprocess.run(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
-                                  start_new_session=True, **kwargs)
-        except OSError as exc:
-            # The task's child could not exec: the mom's task obit carries 254.
-            return {"ok": True, "stdout": "", "stderr": "%s: %s\n" % (argv[0], exc.strerror), "exit_status": 254}
-        status = done.returncode if done.returncode >= 0 else 256 - done.returncode
-        return {"ok": True, "stdout": done.stdout.decode("utf-8", "replace"),
-                "stderr": done.stderr.decode("utf-8", "replace"), "exit_status": status}
+            self.run_event("execjob_launch", job, record.vnodes, extra, runner=child.run_hook)
+        except HookRejected:
+            child.abort()
+            return {"ok": False, "code": TM_ESYSTEM, "error": TM_ERROR_NAMES[TM_ESYSTEM]}
+        except BaseException:
+            child.abort()
+            raise
+        env = dict(extra.get("env") or env)
+        argv = list(extra.get("argv") or argv)
+        progname = resolve_program(extra.get("progname") or argv[0], env)
+        groups = [g.gr_gid for g in grp.getgrall() if user.pw_name in g.gr_mem]
+        cwd = user.pw_dir if os.path.isdir(user.pw_dir) else "/"
+        spool = tempfile.mkdtemp(prefix="task-", dir=self._spool_dir())
+        out_path, err_path = os.path.join(spool, "out"), os.path.join(spool, "err")
+        try:
+            error = child.execute(progname, argv, env, cwd, user.pw_uid, user.pw_gid, groups, out_path, err_path)
+            status = child.process.wait()
+            stdout, stderr = _read_text(out_path), _read_text(err_path)
+        finally:
+            shutil.rmtree(spool, ignore_errors=True)
+        if error:
+            stderr += error + "\n"
+        status = status if status >= 0 else 256 - status
+        return {"ok": True, "stdout": stdout, "stderr": stderr, "exit_status": status}
+
+    def _spool_dir(self):
+        path = os.path.join(self.mom.pbs_home, "spool")
+        os.makedirs(path, exist_ok=True)
+        return path
+
+
+def _read_text(path):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def apply_job_changes(job, changes):

@@ -1,0 +1,22 @@
+"""Shared fixtures of the mock's unit tests."""
+import pytest
+
+from mockpbs.mom.inprocess import MomCluster
+
+
+@pytest.fixture
+def mom_cluster(tmp_path):
+    """``mom_cluster(names=("moma", "momb", "momc"), frozen=()) -> MomCluster`` (not yet
+    started, see :mod:`mockpbs.mom.inprocess`) with its moms' homes and the jobs' working
+    directory in ``tmp_path``; every cluster made is closed (its jobs released, its
+    addresses given back) at the end of the test."""
+    made = []
+
+    def make(**kwargs):
+        cluster = MomCluster(tmp_path, **kwargs)
+        made.append(cluster)
+        return cluster
+
+    yield make
+    for cluster in made:
+        cluster.close()
