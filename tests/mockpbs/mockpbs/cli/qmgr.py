@@ -45,22 +45,36 @@ def run(line):
         return 0, False
     if command.verb == "quit":
         return 0, True
-    message = command.to_message()
+    content_b64 = None
     if command.verb == "import":
         try:
             content = _read_import(command.filename)
         except OSError as exc:
             sys.stderr.write("%s - %s\n" % (command.filename, os.strerror(exc.errno or 2)))
             return 1, False
-        message["content_b64"] = base64.b64encode(content).decode()
+        content_b64 = base64.b64encode(content).decode()
+    # As qmgr's execute(): one request per object name, in turn; a failed object is reported
+    # and the next one still runs; the exit code is the last failure's.
+    rc = 0
+    for each in command.per_object():
+        each_rc = _run_one(each, content_b64)
+        rc = each_rc or rc
+    return rc, False
+
+
+def _run_one(command, content_b64):
+    """Send one single-object directive and print its result; returns the exit code."""
+    message = command.to_message()
+    if content_b64 is not None:
+        message["content_b64"] = content_b64
     fields = {k: v for k, v in message.items() if k != "op"}
     try:
         reply = common.call("qmgr", **fields)
     except common.ServerUnreachable as exc:
         sys.stderr.write("qmgr: cannot connect to server %s (errno=15010)\n" % common.server_name())
-        return 3, False
+        return 3
     if not reply.get("ok"):
-        return _error(command.objtype, command.name, reply, command.verb), False
+        return _error(command.objtype, command.name, reply, command.verb)
     for line_text in reply.get("stderr") or []:
         sys.stderr.write(line_text + "\n")
     out = sys.stdout
@@ -68,7 +82,7 @@ def run(line):
         objects = reply.get("objects") or []
         for obj in objects:
             out.write(qmgr_lang.format_list(obj["label"], obj["name"], obj["items"]))
-        return (reply.get("empty_rc", 0) if not objects else 0), False
+        return (reply.get("empty_rc", 0) if not objects else 0)
     if command.verb == "print":
         if command.objtype == "server":
             out.write(qmgr_lang.format_print_server(reply["queues"], reply["server"]))
@@ -82,9 +96,9 @@ def run(line):
         else:
             objects = reply.get("objects") or []
             if not objects:
-                return reply.get("empty_rc", 0), False
+                return reply.get("empty_rc", 0)
             out.write(qmgr_lang.format_print_hooks(objects))
-        return 0, False
+        return 0
     if command.verb == "export":
         content = base64.b64decode(reply.get("content_b64") or "")
         if command.encoding == "base64" and content:
@@ -96,8 +110,8 @@ def run(line):
             out.flush()
             sys.stdout.buffer.write(content)
             sys.stdout.buffer.flush()
-        return 0, False
-    return 0, False
+        return 0
+    return 0
 
 
 def main(argv=None):

@@ -3,12 +3,17 @@ as OpenPBS 23.06 qmgr does (reference/openpbs transcripts a, b, k).
 
 Parsing (:func:`parse`) is what the qmgr client does before it talks to the server:
 
-- ``COMMAND OBJECT [NAME] [ATTR OP VALUE[, ATTR OP VALUE...]]`` for create/set,
-  ``COMMAND OBJECT [NAME] [ATTR[,ATTR...]]`` for unset/list/print, ``import OBJECT NAME
+- ``COMMAND OBJECT [NAMES] [ATTR OP VALUE[, ATTR OP VALUE...]]`` for create/set,
+  ``COMMAND OBJECT [NAMES] [ATTR[,ATTR...]]`` for unset/list/print, ``import OBJECT NAME
   CONTENT_TYPE ENCODING FILE`` and ``export OBJECT NAME CONTENT_TYPE ENCODING [FILE]``.
 - Commands may be abbreviated (``s`` set, ``l`` list, ``c`` create, ``d`` delete, ``u``
   unset, ``p`` print, ``i`` import, ``e`` export), objects too (``s`` server, ``q`` queue,
   ``n`` node, ``h`` hook, ``sc`` sched).
+- ``NAMES`` is one object name or a comma-separated list of them (``list node
+  mom1,mom2``, ``set node mom1,mom2 state=offline``): qmgr's ``check_list()`` rejects an
+  empty name (``a,,b``, ``a,``, ``,a``) with rc 3, the caret one column before the bad
+  name, and the client then runs the directive once per name, in list order
+  (:meth:`Command.per_object`).
 - Values may be quoted with ``'`` or ``"``; adjacent quoted and bare pieces concatenate;
   there are no escapes (``"say \\"hi\\""`` gives ``say \\hi\\``).
 - Errors raise :class:`QmgrSyntaxError` carrying the column for the caret line and the
@@ -31,6 +36,7 @@ OBJECTS = {
 }
 LIST_ATTRIBUTES = {"event", "managers", "operators", "acl_hosts", "acl_users", "acl_roots"}
 NAME_RE = re.compile(r"[A-Za-z0-9_.\-@\[\]]+")
+NAME_LIST_RE = re.compile(r"[A-Za-z0-9_.\-@\[\],]+")
 ATTR_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)?")
 WRAP_LIMIT = 80
 
@@ -46,17 +52,27 @@ class QmgrSyntaxError(Exception):
 
 class Command:
     """A parsed directive. ``attrs`` is a list of ``(name, op, value)``; op is ``=``,
-    ``+=``, ``-=`` (create/set) or None (unset/list/print)."""
+    ``+=``, ``-=`` (create/set) or None (unset/list/print). ``names``: the object names
+    in the order given (empty when none was), ``name``: the first of them or None."""
 
     def __init__(self, verb, objtype=None, name=None, attrs=None, content_type=None,
-                 encoding=None, filename=None):
+                 encoding=None, filename=None, names=None):
         self.verb = verb
         self.objtype = objtype
-        self.name = name
+        self.names = list(names) if names else ([name] if name else [])
+        self.name = self.names[0] if self.names else None
         self.attrs = attrs or []
         self.content_type = content_type
         self.encoding = encoding
         self.filename = filename
+
+    def per_object(self):
+        """The directive once per object name, as qmgr's ``execute()`` sends it: a list of
+        :class:`Command` with one name each (``[self]`` when there are fewer than two)."""
+        if len(self.names) < 2:
+            return [self]
+        return [Command(self.verb, self.objtype, name, list(self.attrs), self.content_type,
+                        self.encoding, self.filename) for name in self.names]
 
     def to_message(self):
         return {"op": "qmgr", "command": self.verb, "object": self.objtype, "name": self.name,
@@ -184,19 +200,21 @@ def parse(line):
     scanner.skip_ws()
     if not scanner.at_end():
         save = scanner.pos
-        token, start = scanner.word(NAME_RE)
+        token, start = scanner.word(NAME_LIST_RE)
         if token is None:
             raise QmgrSyntaxError(scanner.pos, 3)
         is_attribute = False
         if with_values:
+            scanner.pos = start + len(token.split(",")[0])
             is_attribute = scanner.peek_operator() is not None
+            scanner.pos = start + len(token)
         elif objtype in ("server", "sched"):
             is_attribute = _attribute_named(objtype, token.split(",")[0])
         if is_attribute:
             scanner.pos = save
         else:
-            _check_name(objtype, token, start)
-            command.name = token
+            command.names = _name_list(objtype, token, start)
+            command.name = command.names[0]
     if verb in ("create", "delete") and not command.name and objtype not in ("server", "sched"):
         raise QmgrSyntaxError(scanner.pos, 3)
 
@@ -225,6 +243,27 @@ def parse(line):
         value, _ = scanner.value()
         command.attrs.append((name, op, value))
     return command
+
+
+def _name_list(objtype, text, start):
+    """Split the comma-separated object names ``text`` (found at column ``start``) as qmgr's
+    ``check_list()`` does; raises :class:`QmgrSyntaxError` (rc 3) for an empty name or a
+    name that cannot start an object name. qmgr puts the caret one column before the
+    offending name (at the comma), except for the first name."""
+    names = []
+    position = 0
+    while True:
+        end = text.find(",", position)
+        end = len(text) if end < 0 else end
+        name = text[position:end]
+        caret = start + max(position, 1) - 1
+        if not name:
+            raise QmgrSyntaxError(caret, 3)
+        _check_name(objtype, name, caret)
+        names.append(name)
+        if end == len(text):
+            return names
+        position = end + 1
 
 
 def _check_name(objtype, name, start):
