@@ -10,7 +10,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
-MODULES = ["qmgr", "hook", "mom_config"]
+MODULES = ["qmgr", "hook", "mom_config", "tolerate_node_failures", "cluster_info", "held_jobs"]
 
 
 @pytest.fixture(scope="module")
