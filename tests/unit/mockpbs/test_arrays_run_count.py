@@ -7,30 +7,30 @@ import threading
 
 import pytest
 
+from mockpbs import testaddr
 from mockpbs.cli import common, qdel, qhold, qmgr, qrls, qstat, qsub
 from mockpbs.server import testing
 
-SERVER = "127.0.4.200"
-MOM = "127.0.4.201"
 
 
 @pytest.fixture
 def server(tmp_path, monkeypatch):
-    daemon = testing.start_server(tmp_path, monkeypatch, address=SERVER, sched_interval=0.2)
-    moms = []
+    with testaddr.reserved_addresses(1) as (mom_address,):
+        daemon = testing.start_server(tmp_path, monkeypatch, sched_interval=0.2)
+        moms = []
 
-    def add_mom(verdict=None, ncpus="2"):
-        mom = testing.FakeMom(MOM, "mom1", resources={"ncpus": ncpus, "mem": "4gb"},
-                              server_address=SERVER, verdict=verdict)
-        moms.append(mom)
-        assert testing.run_cli(qmgr.main, ["-c", "create node mom1 Mom=%s" % MOM])[0] == 0
-        testing.wait_for(lambda: "state = free" in node_text(), "mom1 free")
-        return mom
+        def add_mom(verdict=None, ncpus="2"):
+            mom = testing.FakeMom(mom_address, "mom1", resources={"ncpus": ncpus, "mem": "4gb"},
+                                  server_address=daemon.address, verdict=verdict)
+            moms.append(mom)
+            assert testing.run_cli(qmgr.main, ["-c", "create node mom1 Mom=%s" % mom_address])[0] == 0
+            testing.wait_for(lambda: "state = free" in node_text(), "mom1 free")
+            return mom
 
-    yield daemon, add_mom
-    for mom in moms:
-        mom.close()
-    daemon.stop()
+        yield daemon, add_mom
+        for mom in moms:
+            mom.close()
+        daemon.stop()
 
 
 def node_text():

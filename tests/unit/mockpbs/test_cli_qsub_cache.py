@@ -9,10 +9,10 @@ import signal
 
 import pytest
 
+from mockpbs import testaddr
 from mockpbs.cli import common, qmgr, qsub, qsub_cache, qstat
 from mockpbs.server import testing
 
-SERVER = "127.0.4.230"
 IDLE_SECONDS = 3
 PBSUSER = {"user": "pbsuser", "group": "pbsuser", "host": "vm"}
 ROOT = {"user": "root", "group": "root", "host": "vm"}
@@ -23,15 +23,17 @@ def server(tmp_path, monkeypatch):
     monkeypatch.setenv(qsub_cache.IDLE_ENV, str(IDLE_SECONDS))
     who = {"now": ROOT}
     monkeypatch.setattr(common, "identity", lambda: dict(who["now"]))
-    daemon = testing.start_server(tmp_path, monkeypatch, address=SERVER, qsub_cache=True)
-    name = qsub_cache.socket_name("pbsuser", "vm", SERVER)
-    yield who
-    daemon.stop()
-    try:
-        pid = qsub_cache._ask(name, "ping")["pid"]
-    except OSError:
-        return
-    os.kill(pid, signal.SIGTERM)
+    # reserved here so that the address stays ours until the cache process is gone
+    with testaddr.reserved_addresses(1) as (address,):
+        daemon = testing.start_server(tmp_path, monkeypatch, address=address, qsub_cache=True)
+        name = qsub_cache.socket_name("pbsuser", "vm", address)
+        yield who
+        daemon.stop()
+        try:
+            pid = qsub_cache._ask(name, "ping")["pid"]
+        except OSError:
+            return
+        os.kill(pid, signal.SIGTERM)
 
 
 def as_root(who, command):
@@ -48,7 +50,7 @@ def plain_qsub():
 
 def cache_running():
     try:
-        qsub_cache._ask(qsub_cache.socket_name("pbsuser", "vm", SERVER), "ping")
+        qsub_cache._ask(qsub_cache.socket_name("pbsuser", "vm", common.server_address()), "ping")
         return True
     except OSError:
         return False

@@ -5,17 +5,24 @@ ones are left out, resources match by prefix; attributes separated by blanks are
 syntax error, as in qmgr's ``attributes()``."""
 import pytest
 
+from mockpbs import testaddr
 from mockpbs.cli import qmgr
 from mockpbs.server import testing
-
-SERVER = "127.0.4.220"
 
 
 @pytest.fixture
 def server(tmp_path, monkeypatch):
-    daemon = testing.start_server(tmp_path, monkeypatch, address=SERVER)
+    daemon = testing.start_server(tmp_path, monkeypatch)
     yield daemon
     daemon.stop()
+
+
+@pytest.fixture
+def mom_address():
+    """An address for a node's Mom where nothing listens and no other test run's mom
+    can be (the server pings it and pushes hooks to it)."""
+    with testaddr.reserved_addresses(1) as (reserved,):
+        yield reserved
 
 
 def run(command):
@@ -30,10 +37,10 @@ def test_list_server_and_sched_attributes(server):
     assert run("list server default_qsub_arguments") == (0, "Server vm\n\n", "")
 
 
-def test_list_queue_node_and_hook_attributes(server):
+def test_list_queue_node_and_hook_attributes(server, mom_address):
     assert run("list queue workq enabled,started") == \
         (0, "Queue workq\n    started = True\n    enabled = True\n\n", "")
-    assert run("create node n1 Mom=127.0.4.229")[0] == 0
+    assert run("create node n1 Mom=%s" % mom_address)[0] == 0
     rc, out, err = run("list node n1 resources_available,state")
     assert (rc, err) == (0, "")
     assert out.startswith("Node n1\n    state = ")

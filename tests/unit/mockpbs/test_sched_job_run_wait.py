@@ -19,29 +19,30 @@ import threading
 
 import pytest
 
+from mockpbs import testaddr
 from mockpbs.cli import common, qmgr, qstat, qsub
 from mockpbs.server import testing
 
-SERVER = "127.0.4.240"
-MOM = "127.0.4.241"
 
 
 @pytest.fixture
 def server(tmp_path, monkeypatch):
-    daemon = testing.start_server(tmp_path, monkeypatch, address=SERVER, sched_interval=30)
-    moms = []
+    with testaddr.reserved_addresses(1) as (mom_address,):
+        daemon = testing.start_server(tmp_path, monkeypatch, sched_interval=30)
+        moms = []
 
-    def add_mom(verdict):
-        mom = testing.FakeMom(MOM, "mom1", resources={"ncpus": "1"}, server_address=SERVER, verdict=verdict)
-        moms.append(mom)
-        assert run("create node mom1 Mom=%s" % MOM)[0] == 0
-        testing.wait_for(lambda: "state = free" in _pbsnodes(), "mom1 free")
-        return mom
+        def add_mom(verdict):
+            mom = testing.FakeMom(mom_address, "mom1", resources={"ncpus": "1"}, server_address=daemon.address,
+                                  verdict=verdict)
+            moms.append(mom)
+            assert run("create node mom1 Mom=%s" % mom_address)[0] == 0
+            testing.wait_for(lambda: "state = free" in _pbsnodes(), "mom1 free")
+            return mom
 
-    yield daemon, add_mom, str(tmp_path)
-    for mom in moms:
-        mom.close()
-    daemon.stop()
+        yield daemon, add_mom, str(tmp_path)
+        for mom in moms:
+            mom.close()
+        daemon.stop()
 
 
 def _pbsnodes():

@@ -8,17 +8,22 @@ import time
 
 import pytest
 
-from mockpbs import wire
+from mockpbs import testaddr, wire
 from mockpbs.cli import qmgr, qstat, qsub
 from mockpbs.server import testing
 
-ADDRESS = "127.0.1.210"
+
+@pytest.fixture
+def address():
+    """The server's address (also its name in pbs.conf), reserved for the test."""
+    with testaddr.reserved_addresses(1) as (reserved,):
+        yield reserved
 
 
-def _conf(tmp_path):
+def _conf(tmp_path, address):
     home = tmp_path / "home"
     conf = tmp_path / "pbs.conf"
-    conf.write_text("PBS_SERVER=%s\nPBS_HOME=%s\nPBS_EXEC=/opt/pbs\n" % (ADDRESS, home))
+    conf.write_text("PBS_SERVER=%s\nPBS_HOME=%s\nPBS_EXEC=/opt/pbs\n" % (address, home))
     env = dict(os.environ, PBS_CONF_FILE=str(conf))
     env.pop("PBS_SERVER", None)
     env.pop("PBS_HOME", None)
@@ -43,12 +48,12 @@ def _stop(home):
     raise AssertionError("pbs_server %d did not stop on SIGTERM" % pid)
 
 
-def test_pbs_server_returns_once_listening_and_keeps_state_across_restart(tmp_path):
-    home, env = _conf(tmp_path)
+def test_pbs_server_returns_once_listening_and_keeps_state_across_restart(tmp_path, address):
+    home, env = _conf(tmp_path, address)
     result = _start(env)
     assert (result.returncode, result.stderr) == (0, "")
     try:
-        reply = wire.request(ADDRESS, wire.SERVER_PORT, {"op": "qmgr", "command": "set", "object": "server",
+        reply = wire.request(address, wire.SERVER_PORT, {"op": "qmgr", "command": "set", "object": "server",
                                                         "attrs": [["comment", "=", "kept"]], "user": "root"})
         assert reply["ok"]
         assert sorted(os.listdir(home / "server_logs"))
@@ -58,17 +63,17 @@ def test_pbs_server_returns_once_listening_and_keeps_state_across_restart(tmp_pa
         _stop(home)
     assert _start(env).returncode == 0
     try:
-        reply = wire.request(ADDRESS, wire.SERVER_PORT, {"op": "stat_server", "user": "root"})
+        reply = wire.request(address, wire.SERVER_PORT, {"op": "stat_server", "user": "root"})
         assert dict(reply["items"])["comment"] == "kept"
         log = open(home / "server_logs" / sorted(os.listdir(home / "server_logs"))[0]).read()
-        assert ";Server@%s;" % ADDRESS in log
+        assert ";Server@%s;" % address in log
     finally:
         _stop(home)
 
 
-def test_pbs_server_fails_when_port_is_taken(tmp_path):
-    home, env = _conf(tmp_path)
-    blocker = wire.serve(ADDRESS, wire.SERVER_PORT, lambda m, p: {"ok": True})
+def test_pbs_server_fails_when_port_is_taken(tmp_path, address):
+    home, env = _conf(tmp_path, address)
+    blocker = wire.serve(address, wire.SERVER_PORT, lambda m, p: {"ok": True})
     try:
         result = _start(env)
         assert result.returncode == 1 and "pbs_server:" in result.stderr

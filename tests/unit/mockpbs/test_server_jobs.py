@@ -1,4 +1,4 @@
-"""In-process server with fake moms (mockpbs.wire.serve on 127.0.1.201/202:15002):
+"""In-process server with fake moms (mockpbs.wire.serve on reserved addresses, port 15002):
 node state from pings, scheduling to the first chunk's mom, pruning via mom_job_update
 and the accounting records (PP-928 interface 2, transcript g)."""
 import glob
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from mockpbs import wire
+from mockpbs import testaddr, wire
 from mockpbs.cli import pbsnodes, qmgr, qstat, qsub
 from mockpbs.server import testing
 
@@ -28,6 +28,7 @@ class FakeMom:
     """Records every request; answers ping with its resources."""
 
     def __init__(self, address, name):
+        self.address = address
         self.name = name
         self.requests = []
         self.lock = threading.Lock()
@@ -61,15 +62,16 @@ def wait_for(predicate, what, deadline=20.0):
 
 @pytest.fixture
 def cluster(tmp_path, monkeypatch):
-    daemon = testing.start_server(tmp_path, monkeypatch)
-    moms = [FakeMom("127.0.1.201", "mom1"), FakeMom("127.0.1.202", "mom2")]
-    for name, address in (("mom1", "127.0.1.201"), ("mom2", "127.0.1.202")):
-        assert testing.run_cli(qmgr.main, ["-c", "create node %s Mom=%s" % (name, address)])[0] == 0
-    wait_for(lambda: testing.run_cli(pbsnodes.main, ["-a"])[1].count("state = free") == 2, "nodes free")
-    yield daemon, moms
-    for mom in moms:
-        mom.close()
-    daemon.stop()
+    with testaddr.reserved_addresses(2) as addresses:
+        daemon = testing.start_server(tmp_path, monkeypatch)
+        moms = [FakeMom(address, name) for name, address in zip(("mom1", "mom2"), addresses)]
+        for mom in moms:
+            assert testing.run_cli(qmgr.main, ["-c", "create node %s Mom=%s" % (mom.name, mom.address)])[0] == 0
+        wait_for(lambda: testing.run_cli(pbsnodes.main, ["-a"])[1].count("state = free") == 2, "nodes free")
+        yield daemon, moms
+        for mom in moms:
+            mom.close()
+        daemon.stop()
 
 
 def job_attrs(jobid):
@@ -92,10 +94,11 @@ def fields(record):
 
 
 def test_node_resources_come_from_the_mom_ping_reply(cluster):
+    _, (mom1, _) = cluster
     _, out, _ = testing.run_cli(pbsnodes.main, ["mom1"])
     assert "     resources_available.ncpus = 2\n" in out
     assert "     resources_available.mem = 4gb\n" in out
-    assert out.startswith("mom1\n     Mom = 127.0.1.201\n     Port = 15002\n")
+    assert out.startswith("mom1\n     Mom = %s\n     Port = 15002\n" % mom1.address)
 
 
 def test_scatter_job_runs_on_first_chunk_mom_with_pbs_exec_strings(cluster):
@@ -126,7 +129,7 @@ def test_job_update_prunes_attributes_and_writes_s_record_with_seed_fields(clust
     sent = wait_for(lambda: mom1.ops("run_job"), "run_job")[0]["job"]
     assert sent["exec_vnode"] == "(mom1:ncpus=1:mem=1048576kb)+(mom1:ncpus=1:mem=1048576kb)+(mom2:ncpus=1:mem=1048576kb)"
     assert sent["exec_host"] == "mom1/0+mom1/1+mom2/0"
-    reply = wire.request(testing.TEST_ADDRESS, wire.SERVER_PORT, {
+    reply = wire.request(daemon.address, wire.SERVER_PORT, {
         "op": "mom_job_update", "jobid": jobid,
         "exec_vnode": "(mom1:ncpus=1:mem=1048576kb)+(mom1:ncpus=1:mem=1048576kb)",
         "exec_host": "mom1/0+mom1/1", "schedselect": "1:ncpus=1:mem=1gb+1:ncpus=1:mem=1gb"})
@@ -144,12 +147,12 @@ def test_job_update_prunes_attributes_and_writes_s_record_with_seed_fields(clust
     node2 = testing.run_cli(pbsnodes.main, ["mom2"])[1]
     assert "resources_assigned.ncpus = 0\n" in node2
     # same values again: nothing to apply, no second record
-    again = wire.request(testing.TEST_ADDRESS, wire.SERVER_PORT, {
+    again = wire.request(daemon.address, wire.SERVER_PORT, {
         "op": "mom_job_update", "jobid": jobid, "exec_vnode": attrs["exec_vnode"],
         "exec_host": "mom1/0+mom1/1", "schedselect": attrs["schedselect"]})
     assert again["applied"] is False
     assert len(accounting_records(daemon, "s", jobid)) == 1
-    wire.request(testing.TEST_ADDRESS, wire.SERVER_PORT, {
+    wire.request(daemon.address, wire.SERVER_PORT, {
         "op": "mom_job_obit", "jobid": jobid, "exit_status": 0,
         "resources_used": {"cput": "00:00:00", "walltime": "00:00:15"}})
     end = accounting_records(daemon, "E", jobid)
@@ -163,7 +166,7 @@ def test_requeue_with_hold_puts_job_in_h_with_system_hold_and_frees_nodes(cluste
     daemon, (mom1, _) = cluster
     jobid = testing.run_cli(qsub.main, ["--", "/bin/true"])[1].strip()
     wait_for(lambda: mom1.ops("run_job"), "run_job")
-    wire.request(testing.TEST_ADDRESS, wire.SERVER_PORT, {
+    wire.request(daemon.address, wire.SERVER_PORT, {
         "op": "mom_job_requeue", "jobid": jobid, "hold": "s", "comment": "job held, too many failed attempts to run",
         "reason": "hook rejected request, requiring job to be rerun"})
     attrs = job_attrs(jobid)
@@ -173,7 +176,8 @@ def test_requeue_with_hold_puts_job_in_h_with_system_hold_and_frees_nodes(cluste
 
 
 def test_mom_node_update_offlines_vnode_with_comment(cluster):
-    wire.request(testing.TEST_ADDRESS, wire.SERVER_PORT, {
+    daemon, _ = cluster
+    wire.request(daemon.address, wire.SERVER_PORT, {
         "op": "mom_node_update", "vnode": "mom2", "state": "offline", "comment": "offlined by hook"})
     out = testing.run_cli(pbsnodes.main, ["mom2"])[1]
     assert "     state = offline\n" in out and "     comment = offlined by hook\n" in out

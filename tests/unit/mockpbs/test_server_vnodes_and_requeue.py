@@ -8,13 +8,10 @@ import re
 
 import pytest
 
-from mockpbs import wire
+from mockpbs import testaddr
 from mockpbs.cli import pbsnodes, qalter, qmgr, qstat, qsub
 from mockpbs.server import testing
 
-SERVER = "127.0.4.210"
-MOM_A = "127.0.4.211"
-MOM_B = "127.0.4.212"
 # pbs_mom's comment after a hook with fail_action=offline_vnodes failed (OpenPBS PTL
 # tests: "offlined by hook '%s' due to hook error").
 OFFLINE_COMMENT = "offlined by hook 'h1' due to hook error"
@@ -31,19 +28,29 @@ def hello_vnodes():
 
 @pytest.fixture
 def cluster(tmp_path, monkeypatch):
-    daemon = testing.start_server(tmp_path, monkeypatch, address=SERVER)
-    mom_a = testing.FakeMom(MOM_A, "hostA", resources={"ncpus": "0"}, server_address=SERVER,
-                            verdict=lambda job: None)
-    mom_b = testing.FakeMom(MOM_B, "hostB", server_address=SERVER, verdict=lambda job: None)
-    for name, address in (("hostA", MOM_A), ("hostB", MOM_B)):
-        assert testing.run_cli(qmgr.main, ["-c", "create node %s Mom=%s" % (name, address)])[0] == 0
-    mom_a.report({"op": "mom_hello", "node": "hostA", "host": "hostA",
-                  "resources_available": {"ncpus": "0"}, "vnodes": hello_vnodes()})
-    testing.wait_for(lambda: testing.run_cli(pbsnodes.main, ["-a"])[1].count("state = free") == 4, "4 vnodes free")
-    yield daemon, mom_a, mom_b
-    mom_a.close()
-    mom_b.close()
-    daemon.stop()
+    """``(server, mom_a, mom_b)``; the server's address is reserved here, not by
+    start_server, so that a test can restart the server on it."""
+    with testaddr.reserved_addresses(3) as (server_address, address_a, address_b):
+        daemon = testing.start_server(tmp_path, monkeypatch, address=server_address)
+        mom_a = testing.FakeMom(address_a, "hostA", resources={"ncpus": "0"}, server_address=server_address,
+                                verdict=lambda job: None)
+        mom_b = testing.FakeMom(address_b, "hostB", server_address=server_address, verdict=lambda job: None)
+        for mom in (mom_a, mom_b):
+            assert testing.run_cli(qmgr.main, ["-c", "create node %s Mom=%s" % (mom.name, mom.address)])[0] == 0
+        mom_a.report({"op": "mom_hello", "node": "hostA", "host": "hostA",
+                      "resources_available": {"ncpus": "0"}, "vnodes": hello_vnodes()})
+        testing.wait_for(lambda: testing.run_cli(pbsnodes.main, ["-a"])[1].count("state = free") == 4,
+                         "4 vnodes free")
+        yield daemon, mom_a, mom_b
+        mom_a.close()
+        mom_b.close()
+        daemon.stop()
+
+
+@pytest.fixture
+def report(cluster):
+    """``report(message) -> reply``: send a mom request to the cluster's server."""
+    return cluster[1].report
 
 
 def job_attrs(jobid):
@@ -56,15 +63,12 @@ def node_attrs(name):
     return dict(re.findall(r"^     (\S+) = (.*)$", out, re.M))
 
 
-def report(message):
-    return wire.request(SERVER, wire.SERVER_PORT, message, timeout=30)
-
-
 def test_mom_hello_vnodes_become_vnodes_shown_by_pbsnodes(cluster):
+    _, mom_a, _ = cluster
     names = re.findall(r"^(\S+)$", testing.run_cli(pbsnodes.main, ["-a"])[1], re.M)
     assert names == ["hostA", "hostB", "hostA[0]", "hostA[1]"]
     vnode = node_attrs("hostA[1]")
-    assert (vnode["Mom"], vnode["Port"], vnode["state"]) == (MOM_A, "15002", "free")
+    assert (vnode["Mom"], vnode["Port"], vnode["state"]) == (mom_a.address, "15002", "free")
     assert (vnode["resources_available.host"], vnode["resources_available.vnode"]) == ("hostA", "hostA[1]")
     assert (vnode["resources_available.ncpus"], vnode["sharing"]) == ("2", "default_excl")
     assert node_attrs("hostA")["resources_available.ncpus"] == "0"
@@ -83,7 +87,7 @@ def test_chunk_spans_vnodes_of_one_host_and_run_job_names_their_host(cluster):
     assert mom_b.ops("run_job") == []
 
 
-def test_offline_vnodes_from_failed_hook_show_in_pbsnodes(cluster):
+def test_offline_vnodes_from_failed_hook_show_in_pbsnodes(cluster, report):
     for vnode in ("hostA", "hostA[0]", "hostA[1]"):
         assert report({"op": "mom_node_update", "vnode": vnode, "state": "offline",
                        "comment": OFFLINE_COMMENT})["ok"]
@@ -93,7 +97,7 @@ def test_offline_vnodes_from_failed_hook_show_in_pbsnodes(cluster):
     assert node_attrs("hostB")["state"] == "free"
 
 
-def test_rerun_requeue_frees_nodes_and_late_obit_is_ignored(cluster, tmp_path):
+def test_rerun_requeue_frees_nodes_and_late_obit_is_ignored(cluster, report, tmp_path):
     _, _, mom_b = cluster
     jobid = testing.run_cli(qsub.main, ["-l", "select=1:ncpus=1:vnode=hostB", "--", "/bin/true"])[1].strip()
     testing.wait_for(lambda: mom_b.ops("run_job"), "run_job")
@@ -116,7 +120,7 @@ def test_rerun_requeue_frees_nodes_and_late_obit_is_ignored(cluster, tmp_path):
     assert [l.split(";")[1] for l in records] == ["Q", "S", "R"]
 
 
-def test_qalter_tolerate_on_running_job_reaches_the_next_run(cluster):
+def test_qalter_tolerate_on_running_job_reaches_the_next_run(cluster, report):
     _, _, mom_b = cluster
     jobid = testing.run_cli(qsub.main, ["-W", "tolerate_node_failures=all", "-l",
                                         "select=1:ncpus=1:vnode=hostB", "--", "/bin/true"])[1].strip()
@@ -132,7 +136,7 @@ def test_qalter_tolerate_on_running_job_reaches_the_next_run(cluster):
     assert second["job"]["run_count"] == "2"
 
 
-def test_server_restart_keeps_a_running_pruned_job(cluster, tmp_path, monkeypatch):
+def test_server_restart_keeps_a_running_pruned_job(cluster, report, tmp_path, monkeypatch):
     daemon, mom_a, mom_b = cluster
     jobid = testing.run_cli(qsub.main, ["-l", "select=1:ncpus=1:vnode=hostB+1:ncpus=1:vnode=hostA[0]",
                                         "-W", "tolerate_node_failures=job_start", "--", "/bin/sleep", "30"])[1].strip()
@@ -142,7 +146,7 @@ def test_server_restart_keeps_a_running_pruned_job(cluster, tmp_path, monkeypatc
                    "exec_host": "hostB/0", "schedselect": "1:ncpus=1:vnode=hostB"})["applied"]
     before = job_attrs(jobid)
     daemon.stop()
-    restarted = testing.start_server(tmp_path, monkeypatch, address=SERVER)
+    restarted = testing.start_server(tmp_path, monkeypatch, address=daemon.address)
     try:
         after = job_attrs(jobid)
         for key in ("job_state", "exec_vnode", "exec_host", "schedselect", "Resource_List.select",
@@ -160,3 +164,47 @@ def test_server_restart_keeps_a_running_pruned_job(cluster, tmp_path, monkeypatc
         assert "Resource_List.ncpus=2" in end
     finally:
         restarted.stop()
+
+
+def server_log(tmp_path):
+    paths = sorted(glob.glob(os.path.join(str(tmp_path), "pbs_home", "server_logs", "*")))
+    return "".join(open(path).read() for path in paths)
+
+
+def test_obit_and_requeue_of_an_earlier_run_are_ignored(cluster, report, tmp_path):
+    _, _, mom_b = cluster
+    jobid = testing.run_cli(qsub.main, ["-l", "select=1:ncpus=1:vnode=hostB", "--", "/bin/true"])[1].strip()
+    first = testing.wait_for(lambda: mom_b.ops("run_job"), "first run_job")[0]["job"]
+    assert first["run_count"] == "1"
+    assert report({"op": "mom_job_started", "jobid": jobid, "session": 11})["ok"]
+    reply = report({"op": "mom_job_requeue", "jobid": jobid, "hold": None, "comment": None,
+                    "reason": "lost communication with sister mom hostA", "rerun": True, "run_count": "1"})
+    assert reply["ok"] and not reply.get("ignored")
+    second = testing.wait_for(lambda: mom_b.ops("run_job")[1:], "second run_job")[0]["job"]
+    assert second["run_count"] == "2"
+    # the first run's mom reports late: neither its obit nor its requeue may touch run 2
+    late_requeue = report({"op": "mom_job_requeue", "jobid": jobid, "hold": None, "comment": None,
+                           "reason": "execjob_begin hook rejected", "rerun": False, "run_count": "1"})
+    assert late_requeue.get("ignored") is True
+    late_obit = report({"op": "mom_job_obit", "jobid": jobid, "exit_status": 0, "resources_used": {},
+                        "run_count": "1"})
+    assert late_obit.get("ignored") is True
+    attrs = job_attrs(jobid)
+    assert (attrs["job_state"], attrs["run_count"], attrs["exec_vnode"]) == ("R", "2", "(hostB:ncpus=1)")
+    assert node_attrs("hostB")["resources_assigned.ncpus"] == "1"
+    assert ";Job;%s;Obit received momhop:1 serverhop:2 state:R substate:41\n" % jobid in server_log(tmp_path)
+    current = report({"op": "mom_job_obit", "jobid": jobid, "exit_status": 0, "resources_used": {},
+                      "run_count": "2"})
+    assert current["ok"] and not current.get("ignored")
+    assert testing.run_cli(qstat.main, [jobid])[0] == 153
+    assert node_attrs("hostB")["resources_assigned.ncpus"] == "0"
+
+
+def test_malformed_run_count_is_an_invalid_request(cluster, report):
+    _, _, mom_b = cluster
+    jobid = testing.run_cli(qsub.main, ["-l", "select=1:ncpus=1:vnode=hostB", "--", "/bin/true"])[1].strip()
+    testing.wait_for(lambda: mom_b.ops("run_job"), "run_job")
+    reply = report({"op": "mom_job_obit", "jobid": jobid, "exit_status": 0, "resources_used": {},
+                    "run_count": "one"})
+    assert (reply["ok"], reply["code"]) == (False, 15004)
+    assert job_attrs(jobid)["job_state"] == "R"

@@ -21,7 +21,7 @@ import threading
 import time
 
 from mockpbs import hookdefs, pbslog, selectspec, wire
-from mockpbs.server import accounting, arrays, models, scheduler
+from mockpbs.server import accounting, arrays, hookpush, models, scheduler
 from mockpbs.server.models import PbsError
 
 HOOK_PREFIX_MESSAGE = "hook_name '%s', cannot use PBS as a prefix it is reserved for pbs hooks"
@@ -74,6 +74,7 @@ class ServerCore:
         self.mom_port = mom_port
         self.push_hooks = push_hooks
         self.log = pbslog.DaemonLog("%s/server_logs" % pbs_home, "Server@%s" % host)
+        self.hook_pusher = hookpush.HookPusher(self.state, self.log, host)
         self.sched_log = pbslog.DaemonLog("%s/sched_logs" % pbs_home, "pbs_sched")
         self.acct = pbslog.AccountingLog("%s/server_priv/accounting" % pbs_home)
         self.wake_scheduler = lambda: None
@@ -680,46 +681,21 @@ class ServerCore:
 
     # hook pushes --------------------------------------------------------
     def mom_addresses(self):
+        """``[(host, port), ...]``: one entry per mom (the vnodes of a multi-vnode mom share
+        their mom's), in node creation order."""
         with self.lock:
-            return [(n.get("Mom", name), int(n.get("Port", self.mom_port))) for name, n in self.state.nodes.items()]
+            addresses = [(n.get("Mom", name), int(n.get("Port", self.mom_port))) for name, n in self.state.nodes.items()]
+        return list(dict.fromkeys(addresses))
 
     def _push_hook(self, name, only=None, targets=None):
-        if not self.push_hooks:
-            return
-        files = self.state.hook_files(name)
-        if only:
-            files = {k: v for k, v in files.items() if k in only}
-        targets = targets if targets is not None else self.mom_addresses()
-
-        def run():
-            for host, port in targets:
-                try:
-                    reply = wire.request(host, port, {"op": "hook_copy", "name": name, "files": files}, timeout=10)
-                except wire.WireError as exc:
-                    self.log.record(pbslog.PBSEVENT_DEBUG, pbslog.OBJ_REQ, "Server@%s" % self.host,
-                                    "failed to send hook file %s to %s:%d (%s)" % (name, host, port, exc))
-                    continue
-                if reply.get("ok"):
-                    for ext in files:
-                        self.log.record(pbslog.PBSEVENT_DEBUG, pbslog.OBJ_REQ, "Server@%s" % self.host,
-                                        "successfully sent hook file %s to %s:%d"
-                                        % (self.state.hook_path(name, ext), host, port))
-
-        threading.Thread(target=run, name="hook-push-%s" % name, daemon=True).start()
+        """Send hook ``name`` (file types ``only``, None for all) to every mom, or to
+        ``targets``; ordered per mom by :class:`hookpush.HookPusher`."""
+        if self.push_hooks:
+            self.hook_pusher.push(name, targets if targets is not None else self.mom_addresses(), only)
 
     def _push_hook_delete(self, name):
-        if not self.push_hooks:
-            return
-        targets = self.mom_addresses()
-
-        def run():
-            for host, port in targets:
-                try:
-                    wire.request(host, port, {"op": "hook_delete", "name": name}, timeout=10)
-                except wire.WireError:
-                    continue
-
-        threading.Thread(target=run, name="hook-delete-%s" % name, daemon=True).start()
+        if self.push_hooks:
+            self.hook_pusher.push_delete(name, self.mom_addresses())
 
     def push_all_hooks(self, host, port):
         with self.lock:
@@ -1727,8 +1703,10 @@ class ServerCore:
         return {}
 
     def op_mom_job_obit(self, message):
-        """Job done. An obit for a job that is gone or not running (already requeued, a
-        late obit of an earlier run) is ignored."""
+        """Job done. An obit for a job that is gone or not running (already requeued) is
+        ignored, and so is one whose ``run_count`` (the mom's copy of the job's) is below
+        the job's current run: a late obit of an earlier run (OpenPBS job_obit: "Obit is
+        for an older run version"). Reply ``{"ignored": true}`` then."""
         with self.lock:
             job = self.state.jobs.get(message.get("jobid"))
             if job is None or job.get("job_state") != "R":
@@ -1736,10 +1714,13 @@ class ServerCore:
                              "obit for a job not running, ignored")
                 return {"ignored": True}
             jobid = job["id"]
+            mom_run, server_run = self._reported_run(job, message)
+            self.log.job(pbslog.PBSEVENT_DEBUG, jobid, "Obit received momhop:%d serverhop:%d state:%s substate:%s"
+                         % (mom_run, server_run, job.get("job_state"), job.get("substate")))
+            if mom_run < server_run:
+                return {"ignored": True}
             exit_status = message.get("exit_status", 0)
             job["resources_used"] = {k: str(v) for k, v in (message.get("resources_used") or {}).items()}
-            self.log.job(pbslog.PBSEVENT_DEBUG, jobid, "Obit received momhop:1 serverhop:1 state:%s substate:%s"
-                         % (job.get("job_state"), job.get("substate")))
             end = _now()
             if job.get("_pruned"):
                 self.acct.record("e", jobid, accounting.phase_end_record(job))
@@ -1753,6 +1734,20 @@ class ServerCore:
         self.wake_scheduler()
         return {}
 
+    @staticmethod
+    def _reported_run(job, message):
+        """``(mom's run, server's run)`` of a running ``job`` as integers: the message's
+        ``run_count`` (a mom that sends none is taken to report the current run) and the
+        job's ``run_version``. Raises PbsError (PBSE_IVALREQ) for a run_count that is not
+        a non-negative integer."""
+        server_run = int(job.get("run_version") or job.get("run_count") or "0")
+        reported = message.get("run_count")
+        if reported is None:
+            return server_run, server_run
+        if not str(reported).isdigit():
+            raise PbsError(models.PBSE_IVALREQ)
+        return int(reported), server_run
+
     def _after_requeue(self, job):
         parent = self._parent_of(job)
         if parent is not None:
@@ -1763,7 +1758,8 @@ class ServerCore:
         for a rerun, or it lost a sister while running (``rerun: true``). The job returns
         to Q (H with ``hold``), its nodes are freed and no obit follows. A job whose program
         never started counts as a failed run attempt (system hold above 20). A requeue for
-        a job that is not running any more is ignored."""
+        a job that is not running any more, or from an earlier run of it (``run_count``
+        below the job's), is ignored (reply ``{"ignored": true}``)."""
         with self.lock:
             job = self.state.jobs.get(message.get("jobid"))
             if job is None or job.get("job_state") != "R":
@@ -1771,6 +1767,11 @@ class ServerCore:
                              "requeue request for a job not running, ignored")
                 return {"ignored": True}
             jobid = job["id"]
+            mom_run, server_run = self._reported_run(job, message)
+            if mom_run < server_run:
+                self.log.job(pbslog.PBSEVENT_DEBUG, jobid, "requeue request of run %d while the job is in run %d, "
+                             "ignored" % (mom_run, server_run))
+                return {"ignored": True}
             never_started = job.get("substate") == "41"
             if message.get("reason"):
                 self.log.job(pbslog.PBSEVENT_JOB, jobid, message["reason"])

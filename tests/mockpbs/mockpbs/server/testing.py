@@ -1,14 +1,16 @@
 """Helpers for tests that drive an in-process mock server through the real CLI ``main()``s.
 
 - :func:`start_server` writes a pbs.conf (``PBS_SERVER`` = ``host``) under ``tmp_path``,
-  points ``PBS_CONF_FILE`` at it and starts a :class:`~mockpbs.server.daemon.ServerDaemon`
-  bound to ``address``. Inside a node the server name resolves through ``/etc/hosts``;
+  points ``PBS_CONF_FILE`` at it and starts an :class:`InProcessServer` bound to
+  ``address`` (by default one reserved with :mod:`mockpbs.testaddr`, so concurrent test
+  runs never collide). Inside a node the server name resolves through ``/etc/hosts``;
   here ``mockpbs.cli.common.server_address`` is pointed at ``address`` instead.
 - :func:`run_cli` runs a command's ``main(argv)`` with stdin text and returns
   ``(rc, stdout, stderr)``.
 - :class:`FakeMom` answers the server's mom requests on ``address:15002`` and reports
   back like a mom (``mom_hello``, ``mom_job_started``, ``mom_job_requeue``,
-  ``mom_job_obit``); :func:`wait_for` polls a condition.
+  ``mom_job_obit``; the last two with the job's ``run_count``); :func:`wait_for` polls a
+  condition.
 """
 import io
 import os
@@ -16,18 +18,40 @@ import sys
 import threading
 import time
 
-from mockpbs import wire
+from mockpbs import testaddr, wire
 
 from mockpbs.cli import common
 from mockpbs.server.daemon import ServerDaemon
 
-TEST_ADDRESS = "127.0.1.200"
+
+class InProcessServer(ServerDaemon):
+    """A :class:`ServerDaemon` that gives back its address (``testaddr``) once stopped,
+    when ``owns_address`` says :func:`start_server` reserved it."""
+
+    def __init__(self, *args, owns_address=False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.owns_address = owns_address
+
+    def stop(self):
+        try:
+            super().stop()
+        finally:
+            if self.owns_address:
+                testaddr.release_address(self.address)
 
 
-def start_server(tmp_path, monkeypatch, host="vm", address=TEST_ADDRESS, qsub_cache=False, **options):
-    """Start an in-process server (see the module docstring). ``qsub_cache`` False (the
-    default) makes in-process ``qsub`` read default_qsub_arguments from the server
-    instead of starting its per-user cache process (``MOCKPBS_QSUB_CACHE=off``)."""
+def start_server(tmp_path, monkeypatch, host="vm", address=None, qsub_cache=False, **options):
+    """Start an in-process server (see the module docstring) and return it (its address
+    is ``.address``). ``address`` None (the default) reserves a fresh loopback address,
+    released by ``stop()``; a test that restarts a server on the same address reserves
+    one itself (``testaddr.reserved_addresses``) and passes it. ``qsub_cache`` False
+    (the default) makes in-process ``qsub`` read default_qsub_arguments from the server
+    instead of starting its per-user cache process (``MOCKPBS_QSUB_CACHE=off``).
+    ``options``: further :class:`ServerDaemon` keywords (``ping_interval`` and
+    ``sched_interval`` default to 0.5 s here). Raises OSError if the port cannot be bound."""
+    owns_address = address is None
+    if owns_address:
+        address = testaddr.reserve_address()
     if not qsub_cache:
         monkeypatch.setenv("MOCKPBS_QSUB_CACHE", "off")
     pbs_home = os.path.join(str(tmp_path), "pbs_home")
@@ -40,7 +64,13 @@ def start_server(tmp_path, monkeypatch, host="vm", address=TEST_ADDRESS, qsub_ca
     monkeypatch.setattr(common, "server_address", lambda: address)
     options.setdefault("ping_interval", 0.5)
     options.setdefault("sched_interval", 0.5)
-    return ServerDaemon(pbs_home, host, address, **options).start()
+    server = InProcessServer(pbs_home, host, address, owns_address=owns_address, **options)
+    try:
+        return server.start()
+    except OSError:
+        if owns_address:
+            testaddr.release_address(address)
+        raise
 
 
 class _Stdin(io.StringIO):
@@ -82,26 +112,30 @@ def wait_for(predicate, what, deadline=30.0):
 
 
 class FakeMom:
-    """A stand-in mom on ``address`` (port 15002) reporting to the server at
-    ``server_address``. ``verdict(job) -> "accept" | "reject" | None`` decides what a
+    """A stand-in mom on ``address`` (port 15002; reserve it with ``mockpbs.testaddr``)
+    reporting to the server at ``server_address``. ``verdict(job) -> "accept" | "reject" | None`` decides what a
     ``run_job`` leads to (it runs in a thread and may block): ``accept`` reports
     ``mom_job_started``, ``reject`` a ``mom_job_requeue`` as the mom does when an
     execjob_begin hook rejects, None nothing. ``delete_job`` is answered with an obit
-    (exit status 271). Every request is recorded."""
+    (exit status 271). Requeues and obits carry the ``run_count`` of the job's last
+    ``run_job``, as a real mom's do. Every request is recorded."""
 
-    def __init__(self, address, name, resources=None, server_address=TEST_ADDRESS, verdict=None):
+    def __init__(self, address, name, server_address, resources=None, verdict=None):
         self.address = address
         self.name = name
         self.server_address = server_address
         self.resources = resources or {"ncpus": "2", "mem": "4gb"}
         self.verdict = verdict or (lambda job: "accept")
         self.requests = []
+        self.run_counts = {}    # jobid -> run_count of its last run_job
         self.lock = threading.Lock()
         self.listener = wire.serve(address, wire.MOM_PORT, self.dispatch)
 
     def dispatch(self, message, peer):
         with self.lock:
             self.requests.append(message)
+            if message["op"] == "run_job":
+                self.run_counts[message["job"]["id"]] = message["job"].get("run_count")
         op = message["op"]
         if op == "ping":
             return {"ok": True, "node": self.name, "resources_available": dict(self.resources)}
@@ -109,7 +143,8 @@ class FakeMom:
             threading.Thread(target=self._react, args=(message["job"],), daemon=True).start()
         elif op == "delete_job":
             threading.Thread(target=self.report, args=({"op": "mom_job_obit", "jobid": message["jobid"],
-                                                         "exit_status": 271, "resources_used": {}},),
+                                                         "exit_status": 271, "resources_used": {},
+                                                         "run_count": self.run_counts.get(message["jobid"])},),
                              daemon=True).start()
         return {"ok": True}
 
@@ -120,7 +155,8 @@ class FakeMom:
         elif verdict == "reject":
             self.report({"op": "mom_job_requeue", "jobid": job["id"], "hold": None,
                          "comment": "rejected by the execjob_begin hook",
-                         "reason": "execjob_begin hook rejected", "rerun": False})
+                         "reason": "execjob_begin hook rejected", "rerun": False,
+                         "run_count": job.get("run_count")})
 
     def report(self, message):
         return wire.request(self.server_address, wire.SERVER_PORT, message, timeout=30)
