@@ -6,20 +6,22 @@ block in turn; an object that fails is reported (``qmgr obj=NAME svr=default: ..
 the later ones still run; the exit code is that of the last failure."""
 import pytest
 
+from mockpbs import testaddr
 from mockpbs.cli import qmgr
 from mockpbs.server import qmgr_lang, testing
 
-SERVER = "127.0.4.250"
 NODES = ("n1", "n2", "n3")
 
 
 @pytest.fixture
 def server(tmp_path, monkeypatch):
-    daemon = testing.start_server(tmp_path, monkeypatch, address=SERVER)
-    for index, name in enumerate(NODES):
-        assert run("create node %s Mom=127.0.4.%d" % (name, 251 + index))[0] == 0
-    yield daemon
-    daemon.stop()
+    daemon = testing.start_server(tmp_path, monkeypatch)
+    # Addresses no mom listens on (reserved, so no concurrent test puts one there).
+    with testaddr.reserved_addresses(len(NODES)) as mom_addresses:
+        for name, address in zip(NODES, mom_addresses):
+            assert run("create node %s Mom=%s" % (name, address))[0] == 0
+        yield daemon
+        daemon.stop()
 
 
 def run(command):

@@ -2,10 +2,9 @@
 loopback addresses, a recording stand-in for the server, "frozen" moms, and the job a
 test runs on them.
 
-- :func:`reserve_address` hands out a loopback address no other process (of any test run
-  on this machine) uses: the moms talk to each other on PBS's fixed ports (15001-15003),
-  so every mom needs an address of its own, and two concurrent runs must never pick the
-  same one.
+- :func:`reserve_address` (from :mod:`mockpbs.testaddr`) hands out a loopback address no
+  other process uses: the moms talk to each other on PBS's fixed ports (15001-15003), so
+  every mom needs an address of its own, and two concurrent runs must never pick the same.
 - :class:`RecordingServer` listens on the server port of its address, answers every
   request ``{"ok": true}`` and keeps them (``requests``, ``wait_for(op)``).
 - :class:`MomCluster` gives each mom its own address, PBS_HOME under ``tmp_path`` and a
@@ -18,20 +17,13 @@ conftest.py).
 """
 import os
 import pwd
-import random
 import socket
 import threading
 import time
 
 from mockpbs import wire
+from mockpbs.testaddr import release_address, reserve_address  # noqa: F401 (re-exported)
 from mockpbs.mom.daemon import Mom
-
-# 127.0.x.x is left to the mock clusters (127.0.1, 127.0.3...) and to 127.0.0.1.
-_FIRST_OCTET2 = 64
-_PORTS = (wire.SERVER_PORT, wire.MOM_PORT, wire.IM_PORT)
-_random = random.SystemRandom()
-_held = {}              # address -> lock socket, for as long as this process uses it
-_held_lock = threading.Lock()
 
 # A release_nodes() launch hook (PP-928 "Case of Reliable Job Startup"): on the primary,
 # when starting the job itself (PBS_NODEFILE set; not for a task), keep the chunks of
@@ -49,53 +41,6 @@ WAITING_SCRIPT = 'while [ ! -e "$PBS_O_WORKDIR/done" ]; do sleep 0.1; done\n'
 # What run_job() sends by default: three single-vnode moms with two CPUs each.
 VNODES = {name: {"host": name, "resources_available": {"ncpus": "2", "host": name, "vnode": name}}
           for name in ("moma", "momb", "momc")}
-
-
-def _ports_free(address):
-    for port in _PORTS:
-        probe = socket.socket()
-        try:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind((address, port))
-        except OSError:
-            return False
-        finally:
-            probe.close()
-    return True
-
-
-def reserve_address(attempts=1000):
-    """A loopback address (IPv4 string, 127.64.0.1 - 127.254.255.254) whose server, mom
-    and IM ports are free, reserved for this process until :func:`release_address`.
-
-    The reservation is an abstract UNIX socket named after the address: the kernel
-    refuses a second bind of that name from any process and drops it when this process
-    ends, so concurrent test runs skip each other's addresses and nothing is left behind.
-    Raises OSError when no address was found in ``attempts`` tries."""
-    for _ in range(attempts):
-        address = "127.%d.%d.%d" % (_random.randint(_FIRST_OCTET2, 254), _random.randint(0, 255),
-                                    _random.randint(1, 254))
-        lock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            lock.bind("\0mockpbs-inprocess-" + address)
-        except OSError:
-            lock.close()
-            continue
-        if not _ports_free(address):   # taken by something that does not reserve
-            lock.close()
-            continue
-        with _held_lock:
-            _held[address] = lock
-        return address
-    raise OSError("no free loopback address after %d attempts" % attempts)
-
-
-def release_address(address):
-    """Give back an address of :func:`reserve_address` (no error if it was not held)."""
-    with _held_lock:
-        lock = _held.pop(address, None)
-    if lock is not None:
-        lock.close()
 
 
 class RecordingServer:
