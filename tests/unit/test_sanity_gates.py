@@ -18,13 +18,22 @@ resolve, unless ``~/.ansible/test/cache/get_pip_24_2.py`` exists. The gate there
 ansible-test with ``HOME`` = ``build/ansible-test-home`` of the checkout, where it puts
 ``tests/sanity/get_pip_bootstrap.py`` under that name; the venvs ansible-test builds stay
 there between runs (first run about two minutes, later runs faster).
+
+Two more gates need no copy of the collection: ``antsibull-changelog lint`` (the fragments
+under ``changelogs/fragments``) and ``lint-changelog-yaml``, and a check that
+``meta/execution-environment.yml`` is what ansible-builder can use - it parses, names
+requirement files that exist in the built collection, and ``meta/ee-requirements.txt`` pins
+exactly the versions of ``requirements.txt``.
 """
+import fnmatch
 import os
+import re
 import shutil
 import subprocess
 import sys
 
 import pytest
+import yaml
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 IGNORED = shutil.ignore_patterns(".venv", ".git", "__pycache__", ".pytest_cache", ".cluster", ".ansible",
@@ -126,3 +135,55 @@ def test_every_role_has_argument_specs():
     roles = os.path.join(REPO, "roles")
     for role in sorted(os.listdir(roles)):
         assert os.path.isfile(os.path.join(roles, role, "meta", "argument_specs.yml")), role
+
+
+def test_antsibull_changelog_lint():
+    changelog = tool("antsibull-changelog")
+    rc, out = run([changelog, "lint"], REPO)
+    assert rc == 0 and not out.strip(), out
+    rc, out = run([changelog, "lint-changelog-yaml", os.path.join("changelogs", "changelog.yaml")], REPO)
+    assert rc == 0, out
+
+
+def build_ignored(relative):
+    """Whether galaxy.yml's build_ignore leaves ``relative`` out of the built collection."""
+    with open(os.path.join(REPO, "galaxy.yml")) as handle:
+        patterns = yaml.safe_load(handle).get("build_ignore") or []
+    parts = relative.split("/")
+    prefixes = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    return any(fnmatch.fnmatch(prefix, pattern) for pattern in patterns for prefix in prefixes)
+
+
+def pins(path):
+    """``{normalized name: version}`` of the ``name==version`` lines of a requirements file."""
+    found = {}
+    with open(path) as handle:
+        for line in handle:
+            requirement = line.split("#", 1)[0].split(";", 1)[0].strip()
+            if not requirement:
+                continue
+            match = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s,;]+)$", requirement)
+            assert match, "%s: not pinned with ==: %r" % (path, line)
+            found[re.sub(r"[-_.]+", "-", match.group(1)).lower()] = match.group(2)
+    return found
+
+
+def test_execution_environment_names_existing_files():
+    with open(os.path.join(REPO, "meta", "execution-environment.yml")) as handle:
+        definition = yaml.safe_load(handle)
+    assert definition.get("version") in (1, 3), definition
+    dependencies = definition.get("dependencies") or {}
+    assert set(dependencies) >= {"python", "system"}, dependencies
+    for kind in ("python", "system"):
+        relative = dependencies[kind]
+        # ansible-builder resolves a collection's files from the collection root and
+        # refuses absolute paths.
+        assert isinstance(relative, str) and not os.path.isabs(relative), relative
+        assert os.path.isfile(os.path.join(REPO, relative)), relative
+        assert not build_ignored(relative), "%s is left out by galaxy.yml build_ignore" % relative
+    ee_pins = pins(os.path.join(REPO, dependencies["python"]))
+    repo_pins = pins(os.path.join(REPO, "requirements.txt"))
+    assert "jsonschema" in ee_pins, ee_pins
+    differing = {name: (version, repo_pins.get(name)) for name, version in ee_pins.items()
+                 if repo_pins.get(name) != version}
+    assert not differing, "ee-requirements.txt vs requirements.txt: %s" % differing

@@ -12,7 +12,7 @@ what PP-928 hooks use (seed ``pp-928-reliable-job-startup.txt``, interfaces 5-9)
   ``release_nodes(keep_select=...)`` (interface 8, see :mod:`mockpbs.release_nodes`),
   ``failed_mom_list`` / ``succeeded_mom_list``;
 - :class:`select` with ``increment_chunks`` (interface 7, with every quirk of OpenPBS's
-  implementation, see ``/work/shared/reference/increment_chunks_quirks.md``);
+  implementation, see ``tests/reference/increment_chunks_quirks.md``);
 - vnodes with a settable ``state`` (``pbs.ND_OFFLINE``...), ``comment``,
   ``resources_available``;
 - ``pbs.logmsg`` / ``pbs.logjobmsg`` with the PBS event classes real hooks get;

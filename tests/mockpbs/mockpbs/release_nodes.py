@@ -3,7 +3,7 @@ OpenPBS 23.06 does it (PP-928 interface 8).
 
 Pure string work, no PBS state: :func:`release_given_select` takes the job's assignment
 and the mom's view of which hosts are healthy, and returns the pruned assignment or the
-failure log lines. The rules (see ``/work/shared/reference/release_nodes_semantics.md``):
+failure log lines. The rules (see ``tests/reference/release_nodes_semantics.md``):
 
 - a vnode is usable only if its parent host is in ``succeeded_mom_list``; a chunk keeps
   its healthy vnodes only;

@@ -1,5 +1,5 @@
 """PP-928 interface 7: pbs.select.increment_chunks(), the seed's examples and every quirk
-of OpenPBS's implementation (/work/shared/reference/increment_chunks_quirks.md)."""
+of OpenPBS's implementation (tests/reference/increment_chunks_quirks.md)."""
 import pytest
 
 from mockpbs import pbs

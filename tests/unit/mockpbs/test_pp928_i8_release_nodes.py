@@ -1,5 +1,5 @@
 """PP-928 interface 8: job.release_nodes(keep_select=...), per
-/work/shared/reference/release_nodes_semantics.md (hook build of OpenPBS)."""
+tests/reference/release_nodes_semantics.md (hook build of OpenPBS)."""
 from mockpbs import pbs
 
 SEED_EXEC_VNODE = ("(borg:ncpus=3:mem=1048576kb)+(federer:ncpus=2:mem=2097152kb)+(lendl:ncpus=2:mem=2097152kb)"

@@ -1,5 +1,5 @@
 """The mock's qmgr/qsub/qstat output compared with the blocks of the real OpenPBS
-transcripts in /work/shared/reference/openpbs (host name ``vm``, PBS_HOME
+transcripts in tests/reference/openpbs (host name ``vm``, PBS_HOME
 ``/var/spool/pbs``; the temporary PBS_HOME is substituted back before comparing)."""
 import os
 import re
@@ -9,8 +9,8 @@ import pytest
 from mockpbs.cli import qmgr, qsub, qstat
 from mockpbs.server import shipped_hooks, testing
 
-REFERENCE = "/work/shared/reference/openpbs"
-pytestmark = pytest.mark.skipif(not os.path.isdir(REFERENCE), reason="reference transcripts not available")
+REFERENCE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                         "reference", "openpbs")
 
 
 def blocks(name):

@@ -1,10 +1,12 @@
-"""Input validation of the hpc.pbs.cray_atom role, through real ansible-playbook runs.
+"""Input validation and the $sister_join_job_alarm report of the hpc.pbs.cray_atom role,
+through real ansible-playbook runs.
 
 A bad input must stop the play before anything changes: the managed host (localhost) has
 a fake PBS whose ``qmgr`` and ``pbs_python`` only record that they were called, and no
 call may happen. Seed: shasta-pbs-cray-atom-hook.txt ("Hook Configuration File")."""
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -90,3 +92,74 @@ def test_valid_input_passes_validation_on_a_mom(fake_pbs):
     assert "Check the hook config against its JSON Schema" in result.stdout
     assert "ok: [localhost]" in result.stdout
     assert fake_pbs["calls"].read_text().startswith("pbs_python -c")
+
+
+REPORT_RE = re.compile(r'^ok: \[localhost\] => \{\n    "msg": (".*")\n\}$', re.M)
+
+
+def report(tmp_path, join_alarm, extra_vars=None, server_hook=None):
+    """The message tasks/report.yml prints for a mom whose cluster_info gave ``join_alarm``
+    (the shape of ``mom.sister_join_job_alarm``: value, source, hooks); ``server_hook``: the
+    ``__cray_atom_active_hook`` server.yml would have set on the server (None: no server)."""
+    playbook = tmp_path / "report.yml"
+    playbook.write_text("- hosts: pbs_mom\n  gather_facts: false\n  tasks:\n"
+                        "    - ansible.builtin.include_role:\n        name: hpc.pbs.cray_atom\n"
+                        "        tasks_from: report\n")
+    inventory = tmp_path / "inventory.ini"
+    host = "localhost ansible_connection=local ansible_python_interpreter=%s" % sys.executable
+    inventory.write_text("[pbs_mom]\n%s\n" % host + ("[pbs_server]\n%s\n" % host if server_hook else ""))
+    variables = dict(extra_vars or {}, __cray_atom_mom_info={"mom": {"sister_join_job_alarm": join_alarm}})
+    if server_hook:
+        variables["__cray_atom_active_hook"] = server_hook
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(collections_root(tmp_path)), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-local"))
+    result = subprocess.run([str(VENV_BIN / "ansible-playbook"), "-i", str(inventory), str(playbook),
+                             "-e", json.dumps(variables)], capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    messages = [json.loads(text) for text in REPORT_RE.findall(result.stdout)]
+    assert len(messages) == 1, result.stdout
+    return messages[0]
+
+
+def unset(hooks):
+    return {"value": sum(h["alarm"] for h in hooks) or 30, "source": "default", "hooks": hooks}
+
+
+RJS = {"name": "reliable_job_startup", "alarm": 45}
+
+
+@pytest.mark.parametrize("hooks,extra_vars,with_hook,without_hook", [
+    ([RJS], {}, 345, 45),
+    # The ATOM hooks already on the mom from an earlier run are not counted twice.
+    ([RJS, {"name": "cray_atom", "alarm": 300}, {"name": "PBS_cray_atom", "alarm": 300}], {}, 345, 45),
+    # No other execjob_begin hook: PBS's default without any is 30 s.
+    ([], {}, 300, 30),
+    ([], {"cray_atom_hook_alarm": 120}, 120, 30),
+    # A disabled ATOM hook adds nothing.
+    ([RJS], {"cray_atom_hook_enabled": False}, 45, 45),
+], ids=["other-hook", "atom-hooks-on-mom", "only-atom", "atom-alarm-120", "atom-disabled"])
+def test_report_when_unset_names_the_default_with_and_without_the_hook(tmp_path, hooks, extra_vars,
+                                                                       with_hook, without_hook):
+    alarm = extra_vars.get("cray_atom_hook_alarm", 300)
+    assert report(tmp_path, unset(hooks), extra_vars) == (
+        "$sister_join_job_alarm is not set: its default, the sum of the alarms of the enabled execjob_begin "
+        "hooks, is %d s with the ATOM hook cray_atom (alarm %d s), against %d s without it; set it with "
+        "the mom_tunables role to choose another value." % (with_hook, alarm, without_hook))
+
+
+def test_report_uses_the_hook_the_server_chose(tmp_path):
+    builtin = {"name": "PBS_cray_atom", "source": "builtin", "alarm": 200, "enabled": True}
+    assert report(tmp_path, unset([RJS]), server_hook=builtin).startswith(
+        "$sister_join_job_alarm is not set: its default, the sum of the alarms of the enabled execjob_begin "
+        "hooks, is 245 s with the ATOM hook PBS_cray_atom (alarm 200 s), against 45 s without it;")
+
+
+@pytest.mark.parametrize("value,warned", [(60, True), (344, True), (345, False), (900, False)])
+def test_report_when_set_says_the_hook_does_not_change_it_and_warns_below_the_alarms(tmp_path, value, warned):
+    join_alarm = {"value": value, "source": "mom_config", "hooks": [RJS]}
+    expected = ("$sister_join_job_alarm is %d s, set in mom_priv/config: the ATOM hook cray_atom (alarm 300 s) "
+                "does not change it." % value)
+    if warned:
+        expected += (" WARNING: it is below the 345 s the execjob_begin hooks may take: the mom stops "
+                     "waiting for sisters first.")
+    assert report(tmp_path, join_alarm) == expected

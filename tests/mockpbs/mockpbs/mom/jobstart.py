@@ -36,7 +36,7 @@ the node; a sister only runs tasks for a job whose current ``exec_host`` names i
 task runs the execjob_launch hooks of its mom first, without ``PBS_NODEFILE`` in its
 environment (seed interface 8).
 
-Log texts and classes follow /work/shared/reference/log_messages.json and transcripts g.
+Log texts and classes follow tests/reference/log_messages.json and transcripts g.
 """
 import grp
 import os
