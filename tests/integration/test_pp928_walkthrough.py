@@ -140,9 +140,6 @@ def test_pp928_walkthrough_pbsdsh_n_runs_on_kept_hosts_in_order(walkthrough):
     assert section == ["pbsdsh -n 0", "mom1", "pbsdsh -n 1", "mom3", "pbsdsh -n 2", "mom4"]
 
 
-@pytest.mark.xfail(strict=True, reason="mock gap: the mom runs the job script with a non-login shell and "
-                   "PATH=/usr/local/bin:/usr/bin:/bin, so the seed's plain 'pbsdsh' is 'command not found'; "
-                   "PBS starts a login shell, whose /etc/profile.d/pbs.sh adds PBS_EXEC/bin")
 def test_pp928_walkthrough_seed_script_pbsdsh_found_on_job_path(walkthrough):
     # The seed's script calls plain "pbsdsh": PBS starts the job's shell as a login shell,
     # so /etc/profile.d/pbs.sh puts PBS_EXEC/bin on its PATH.

@@ -765,7 +765,12 @@ class JobStarter:
         groups = [g.gr_gid for g in grp.getgrall() if user.pw_name in g.gr_mem]
         cwd = user.pw_dir if os.path.isdir(user.pw_dir) else "/"
         out_path, err_path = self._output_files(job, user)
-        error = child.execute(progname, [progname] + list(argv[1:]), env, cwd, user.pw_uid, user.pw_gid, groups,
+        argv0 = progname
+        if executable_argv(job) is None and progname == (user.pw_shell or "/bin/sh"):
+            # A batch job's shell is started as a login shell ("-bash"), as pbs_mom does,
+            # so /etc/profile (and PBS's profile.d entry adding $PBS_EXEC/bin) is read.
+            argv0 = "-" + os.path.basename(progname)
+        error = child.execute(progname, [argv0] + list(argv[1:]), env, cwd, user.pw_uid, user.pw_gid, groups,
                               out_path, err_path)
         if error:
             self.mom.log.job(JOB_ERROR_CLASS, jobid, "execve failed: %s" % error)
