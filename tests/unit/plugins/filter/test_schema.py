@@ -189,13 +189,14 @@ def playbook_env(tmp_path_factory):
 
 @pytest.mark.parametrize("extra_vars, message", [
     ({"reliable_job_startup_config": {"increment": "abc%"}}, "increment: 'abc%' does not match"),
-    ({"reliable_job_startup_config": {"increment": -1, "bogus": 1}}, "('bogus' was unexpected)"),
+    ({"reliable_job_startup_config": {"increment": -1}}, "increment: -1 is less than the minimum of 1"),
+    ({"reliable_job_startup_config": {"increment": 2, "bogus": 1}}, "('bogus' was unexpected)"),
     ({"reliable_job_startup_job_launch_delay": 0},
      "reliable_job_startup_job_launch_delay must be null or whole seconds >= 1"),
     ({"reliable_job_startup_sister_join_job_alarm": "abc"}, "unable to convert to int"),
     ({"reliable_job_startup_hook_name": "PBS_rjs"}, "not start with PBS"),
     ({"reliable_job_startup_hook_order": 1001}, "reliable_job_startup_hook_order must be 1-1000"),
-], ids=["bad-increment", "unknown-key", "zero-delay", "text-alarm", "pbs-name", "order"])
+], ids=["bad-increment", "negative-increment", "unknown-key", "zero-delay", "text-alarm", "pbs-name", "order"])
 def test_bad_input_fails_before_any_module_runs(playbook_env, extra_vars, message):
     base, inventory, env = playbook_env
     # A pbs.conf that does not exist: if a module ran after all, it could touch nothing.
