@@ -31,8 +31,10 @@ extends_documentation_fragment:
 options:
   query_server:
     description:
-      - Whether to ask qmgr for server, scheduler and hook data. C(auto) does when this
-        host is the server host (see above); C(always) and C(never) force it.
+      - Whether to ask qmgr for server, scheduler and hook data (RV(server) - the
+        default C(tolerate_node_failures) of PP-928 interface 1 and the scheduler's
+        C(job_run_wait) of seed sched-job-run-wait). C(auto) does when this host is the
+        server host (see above); C(always) and C(never) force it.
     type: str
     default: auto
     choices: [auto, always, never]
@@ -77,15 +79,17 @@ daemons:
 mom:
   description: Execution host data, C(null) when this host has no C(mom_priv). Keys
     C(hooks) (name -> type, events, enabled, order, alarm, fail_action, sha256 of the
-    body), C(job_launch_delay) and C(sister_join_job_alarm), each with C(value) (int),
-    C(source) (C(mom_config) or C(default)) and C(hooks) (the alarms summed for the
-    default).
+    body), C(job_launch_delay) (PP-928 interface 4) and C(sister_join_job_alarm)
+    (PP-928 interface 3), each with C(value) (int, seconds), C(source) (C(mom_config)
+    or C(default)) and C(hooks) (the alarms summed for the default).
   returned: always
   type: dict
 server:
   description: Server data from qmgr, C(null) when not queried. Keys C(hooks) (as for
-    C(mom), from qmgr), C(tolerate_node_failures) (the server-wide default or C(null)),
-    C(default_qsub_arguments), C(job_run_wait) (scheduler C(default); C(null) when
+    C(mom), from qmgr), C(tolerate_node_failures) (the server-wide default of PP-928
+    interface 1 - C(all), C(job_start), C(none) - or C(null)),
+    C(default_qsub_arguments), C(job_run_wait) (scheduler C(default), seed
+    sched-job-run-wait - C(execjob_hook), C(runjob_hook), C(none); C(null) when
     unset), C(pbs_version).
   returned: always
   type: dict

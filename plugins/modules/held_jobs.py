@@ -32,13 +32,21 @@ extends_documentation_fragment:
 options:
   state:
     description:
-      - C(listed) only reports the held jobs. C(released) releases them.
+      - C(listed) only reports the held jobs. C(released) releases their system hold
+        with C(qrls -h s).
+      - Which jobs are held comes from the job-array seed
+        job-array-subjob-run-count-hold-release - the server increments the
+        run_count of subjobs as of regular jobs and holds a job or subjob whose
+        run_count goes above 20 (interface 1), holding its parent array too
+        (interface 2); C(qrls) of the held array releases its held subjobs
+        (interface 3).
     type: str
     default: listed
     choices: [listed, released]
   queues:
     description:
-      - Only jobs in these queues. Empty means every queue.
+      - Only jobs in these queues (queue names as qstat prints them). Empty means every
+        queue.
     type: list
     elements: str
     default: []
@@ -52,7 +60,8 @@ options:
     description:
       - Only these jobs, arrays or subjobs, given as full ids (C(14[].vm)) or without the
         server suffix (C(14), C(14[]), C(14[3])). Naming a subjob selects its release
-        through its parent array. Empty means every job.
+        through its parent array (interface 3 of seed
+        job-array-subjob-run-count-hold-release). Empty means every job.
     type: list
     elements: str
     default: []

@@ -51,6 +51,8 @@ options:
         (qmgr object C(pbshook)). For C(pbs) only O(enabled), O(events), O(alarm),
         O(order), O(fail_action), O(freq) and O(config)/O(config_src) may be given; the hook must
         exist already.
+      - The built-in C(PBS_cray_atom) of seed shasta-pbs-cray-atom-hook is such a
+        pbshook (disabled when PBS is installed).
     type: str
     default: site
     choices: [site, pbs]
@@ -66,6 +68,11 @@ options:
         C(execjob_launch), C(exechost_startup), C(execjob_attach), C(execjob_resize),
         C(execjob_abort), C(execjob_postsuspend), C(execjob_preresume).
         An unknown name fails the task with qmgr's own message before anything is done.
+      - C(execjob_resize) is the event of PP-928 interface 9 (run on the moms after
+        C(release_nodes()) changed a job's resources; used to resize the job's cgroups).
+        The reliable job startup hook of PP-928 uses C(queuejob) and C(execjob_launch)
+        (the case of reliable job startup, interfaces 1, 7 and 8); the Cray ATOM hook of
+        seed shasta-pbs-cray-atom-hook uses C(execjob_begin) and C(execjob_end).
       - C(event) (qmgr's attribute name) is an alias.
     type: list
     elements: str
@@ -82,13 +89,22 @@ options:
     type: int
   alarm:
     description:
-      - Seconds the hook may run before PBS kills it; at least 1. The sum of the alarms
-        of enabled execjob_begin / execjob_prologue hooks is the default of the mom's
-        C($sister_join_job_alarm) / C($job_launch_delay) (PP-928 interfaces 3 and 4).
+      - Seconds the hook may run before PBS kills it; an integer, at least 1 (PBS's
+        default for a new hook is 30; the built-in C(PBS_cray_atom) of seed
+        shasta-pbs-cray-atom-hook has 300).
+      - Effect on reliable job startup - when a mom's config does not set them, the sum
+        of the alarms of the enabled execjob_begin hooks is the default of the mom's
+        C($sister_join_job_alarm) (PP-928 interface 3) and the sum of the alarms of the
+        enabled execjob_prologue hooks the default of its C($job_launch_delay) (PP-928
+        interface 4), so raising the alarm of such a hook makes the primary mom wait
+        longer for its sisters.
     type: int
   fail_action:
     description:
-      - What PBS does when the hook fails; C(none) or any of the others (as a set).
+      - What PBS does when the hook fails (rejects, raises or alarms); C(none) or any of
+        the others (as a set, order does not matter).
+      - C(offline_vnodes) is what seed shasta-pbs-cray-atom-hook gives C(PBS_cray_atom) -
+        when the hook alarms in execjob_begin, the vnodes of its mom are offlined.
     type: list
     elements: str
     choices: [none, offline_vnodes, clear_vnodes_upon_recovery, scheduler_restart_cycle]
@@ -125,6 +141,8 @@ options:
     description:
       - The hook's config file. A dict (or list) is written as JSON (sorted keys, indent
         2, final newline); a string is taken as it is.
+      - For C(PBS_cray_atom) this is the JSON object of seed shasta-pbs-cray-atom-hook
+        (C(post_timeout), C(delete_timeout) in seconds, C(unix_socket_file)).
       - Imported as C(application/x-config) with qmgr's C(default) encoding from a
         file (never C(base64), whose failure deletes the existing config) when it
         differs from the current one byte for byte.

@@ -28,8 +28,9 @@ extends_documentation_fragment:
 options:
   object_type:
     description:
-      - Kind of qmgr object. C(pbshook) is a built-in PBS hook (C(PBS_cray_atom)...),
-        C(hook) a site hook.
+      - Kind of qmgr object, as qmgr names it - C(server), C(sched) (a scheduler),
+        C(queue), C(node), C(hook) (a site hook) or C(pbshook) (a built-in PBS hook
+        such as C(PBS_cray_atom) of seed shasta-pbs-cray-atom-hook).
     type: str
     required: true
     choices: [server, sched, queue, node, hook, pbshook]
@@ -40,8 +41,14 @@ options:
     type: str
   attributes:
     description:
-      - Attribute name -> value. Resource attributes use qmgr's dotted names
-        (C(resources_default.ncpus)).
+      - Attribute name -> value, for attributes of the O(object_type) object as
+        C(qmgr list) shows them; resource attributes use qmgr's dotted names
+        (C(resources_default.ncpus)). The server decides which names exist.
+      - Attributes the seeds use - the scheduler's C(job_run_wait) (seed
+        sched-job-run-wait - C(execjob_hook), C(runjob_hook) (PBS's default) or C(none);
+        setting it also sets the deprecated C(throughput_mode)), and the server's
+        C(default_qsub_arguments) (PP-928 interface 1 via C(-W tolerate_node_failures);
+        M(hpc.pbs.tolerate_node_failures) edits only that item).
       - Values are strings, integers or booleans (written C(True)/C(False); compared with
         qmgr's boolean words C(true|t|y|1|false|f|n|0), case-insensitively) or lists.
       - A list is a list attribute; with O(list_mode=replace) it is written joined with

@@ -30,23 +30,27 @@ extends_documentation_fragment:
 options:
   value:
     description:
-      - The default for jobs that do not ask for anything themselves. C(all) tolerates
-        node failures during the whole job, C(job_start) only while the job starts,
-        C(none) never (the PBS default when unset).
+      - The default for jobs that do not ask for anything themselves, i.e. the job
+        attribute C(tolerate_node_failures) of PP-928 interface 1, written as
+        C(-W tolerate_node_failures=VALUE) into C(default_qsub_arguments).
+      - Accepted values - C(all) tolerates node failures during the whole job,
+        C(job_start) only while the job starts (up to its execjob_launch hooks and top
+        shell), C(none) never (the PBS default when unset).
       - Required when O(state=present).
     type: str
     choices: [all, job_start, none]
   state:
     description:
       - C(present) sets O(value); C(absent) removes the tolerate item (and unsets
-        C(default_qsub_arguments) when nothing else is left in it).
+        C(default_qsub_arguments) when nothing else is left in it), so that jobs fall
+        back to PBS's default C(none) of PP-928 interface 1.
     type: str
     default: present
     choices: [present, absent]
 notes:
   - Supports check mode and diff mode.
   - A job may still override the default with C(qsub -W tolerate_node_failures=...) or
-    C(qalter) (also on a running job).
+    C(qalter) (on a running job it counts from the next rerun, PP-928 interface 1).
 '''
 
 EXAMPLES = r'''

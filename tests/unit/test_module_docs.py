@@ -1,0 +1,283 @@
+"""The documentation of every hpc.pbs module: complete, tied to its seeds, examples valid.
+
+The module files are read, not imported: ``DOCUMENTATION``, ``EXAMPLES`` and ``RETURN``
+are taken from the module's source with :mod:`ast` and parsed as YAML, and the options of
+the doc fragments named in ``extends_documentation_fragment`` are merged in as
+ansible-doc does.
+
+Checked here:
+
+* every option (and suboption) has a non-empty description and a type;
+* the options and return values that implement a seed section name it
+  (:data:`SEED_REFERENCES`, one row per option);
+* every task of ``EXAMPLES`` is a mapping, every call of the module in it uses only
+  documented options or aliases, gives the required options and, for literal values,
+  one of the documented choices; every module has at least one such call.
+
+ansible-test validate-modules (``tests/unit/test_sanity_gates.py``) compares the
+documentation with the argument spec; this file checks what it does not.
+"""
+import ast
+import os
+import re
+
+import pytest
+import yaml
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODULE_DIR = os.path.join(REPO, "plugins", "modules")
+FRAGMENT_DIR = os.path.join(REPO, "plugins", "doc_fragments")
+COLLECTION = "hpc.pbs"
+MODULES = ("cluster_info", "held_jobs", "hook", "mom_config", "qmgr",
+           "tolerate_node_failures")
+
+PP928 = "PP-928"
+JOB_ARRAY_SEED = "job-array-subjob-run-count-hold-release"
+JOB_RUN_WAIT_SEED = "sched-job-run-wait"
+CRAY_ATOM_SEED = "shasta-pbs-cray-atom-hook"
+
+# (module, "options" or "return", dotted option / return key) -> texts its description
+# must contain (compared with white space collapsed, case-sensitively).
+SEED_REFERENCES = {
+    ("tolerate_node_failures", "options", "value"): [
+        "PP-928 interface 1", "C(all)", "C(job_start)", "C(none)"],
+    ("tolerate_node_failures", "options", "state"): ["PP-928 interface 1"],
+    ("hook", "options", "events"): ["execjob_resize", "PP-928 interface 9", CRAY_ATOM_SEED],
+    ("hook", "options", "alarm"): [
+        "Seconds", "PP-928 interface 3", "PP-928 interface 4", "C($sister_join_job_alarm)",
+        "C($job_launch_delay)"],
+    ("hook", "options", "type"): [CRAY_ATOM_SEED],
+    ("hook", "options", "fail_action"): [CRAY_ATOM_SEED, "offline_vnodes"],
+    ("hook", "options", "config"): [CRAY_ATOM_SEED],
+    ("mom_config", "options", "options"): [
+        "C(job_launch_delay) (PP-928 interface 4", "C(sister_join_job_alarm) (PP-928 interface 3",
+        "seconds"],
+    ("held_jobs", "options", "state"): [JOB_ARRAY_SEED, "run_count of subjobs", "interface 3"],
+    ("held_jobs", "options", "job_ids"): [JOB_ARRAY_SEED, "interface 3"],
+    ("qmgr", "options", "object_type"): ["C(server)", "C(sched)", "C(pbshook)"],
+    ("qmgr", "options", "attributes"): [
+        "C(job_run_wait)", JOB_RUN_WAIT_SEED, "C(execjob_hook)", "C(runjob_hook)",
+        "C(default_qsub_arguments)", "PP-928 interface 1"],
+    ("cluster_info", "options", "query_server"): [PP928 + " interface 1", JOB_RUN_WAIT_SEED],
+    ("cluster_info", "return", "mom"): ["PP-928 interface 3", "PP-928 interface 4", "seconds"],
+    ("cluster_info", "return", "server"): ["PP-928 interface 1", JOB_RUN_WAIT_SEED],
+}
+
+# Keys a task may hold besides the module call (playbook keywords of a task).
+TASK_KEYWORDS = frozenset((
+    "name", "register", "when", "loop", "loop_control", "with_items", "with_dict",
+    "vars", "become", "become_user", "check_mode", "diff", "changed_when", "failed_when",
+    "ignore_errors", "notify", "tags", "delegate_to", "run_once", "until", "retries",
+    "delay", "environment", "no_log", "throttle", "timeout", "args", "module_defaults",
+    "any_errors_fatal", "ignore_unreachable", "collections",
+))
+
+
+def module_strings(path):
+    """Return ``{name: text}`` of the string constants assigned at a file's top level."""
+    with open(path) as handle:
+        tree = ast.parse(handle.read(), path)
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) \
+                and isinstance(node.value.value, str):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    found[target.id] = node.value.value
+    return found
+
+
+def fragment_options(name):
+    """Options of the doc fragment ``hpc.pbs.NAME`` (its class's DOCUMENTATION)."""
+    assert name.startswith(COLLECTION + "."), "fragment from elsewhere: %s" % name
+    path = os.path.join(FRAGMENT_DIR, name[len(COLLECTION) + 1:] + ".py")
+    with open(path) as handle:
+        tree = ast.parse(handle.read(), path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "DOCUMENTATION" for t in node.targets):
+            return yaml.safe_load(node.value.value).get("options") or {}
+    raise AssertionError("no DOCUMENTATION in %s" % path)
+
+
+def load_docs(module):
+    """Return ``{"documentation", "examples", "returns"}`` of a module, parsed; fragments merged."""
+    strings = module_strings(os.path.join(MODULE_DIR, module + ".py"))
+    documentation = yaml.safe_load(strings["DOCUMENTATION"])
+    options = dict(documentation.get("options") or {})
+    for fragment in documentation.get("extends_documentation_fragment") or []:
+        for name, spec in fragment_options(fragment).items():
+            options.setdefault(name, spec)
+    documentation["options"] = options
+    return {"module": module, "documentation": documentation,
+            "examples": yaml.safe_load(strings["EXAMPLES"]),
+            "returns": yaml.safe_load(strings["RETURN"])}
+
+
+def description_text(spec):
+    text = spec.get("description")
+    if isinstance(text, list):
+        text = " ".join(str(t) for t in text)
+    return re.sub(r"\s+", " ", str(text or "")).strip()
+
+
+def walk_options(options, prefix=""):
+    """Yield ``(dotted name, spec)`` for every option and suboption."""
+    for name, spec in (options or {}).items():
+        yield prefix + name, spec
+        yield from walk_options(spec.get("suboptions"), prefix + name + ".")
+
+
+def find_entry(entries, dotted, child_key):
+    spec = None
+    for part in dotted.split("."):
+        assert entries and part in entries, "%s not documented" % dotted
+        spec = entries[part]
+        entries = spec.get(child_key)
+    return spec
+
+
+def module_calls(module, examples):
+    """Yield ``(task name, args)`` of every call of ``module`` in EXAMPLES."""
+    names = {"%s.%s" % (COLLECTION, module), module}
+    for task in examples:
+        for key in set(task) & names:
+            yield task.get("name"), task[key]
+
+
+def example_problems(module, documentation, examples):
+    """Everything wrong with EXAMPLES as tasks of ``module``; an empty list when valid."""
+    if not isinstance(examples, list) or not examples:
+        return ["EXAMPLES is not a non-empty list of tasks"]
+    problems = []
+    options = documentation["options"]
+    accepted = {}
+    for name, spec in options.items():
+        accepted[name] = name
+        for alias in spec.get("aliases") or []:
+            accepted[alias] = name
+    calls = 0
+    for task in examples:
+        if not isinstance(task, dict):
+            problems.append("task is not a mapping: %r" % (task,))
+            continue
+        actions = [k for k in task if k not in TASK_KEYWORDS]
+        if len(actions) != 1:
+            problems.append("task %r calls %d modules: %s" % (task.get("name"), len(actions), actions))
+            continue
+        if not task.get("name"):
+            problems.append("task calling %s has no name" % actions[0])
+    for task_name, args in module_calls(module, [t for t in examples if isinstance(t, dict)]):
+        calls += 1
+        args = args or {}
+        if not isinstance(args, dict):
+            problems.append("%r: arguments are not a mapping: %r" % (task_name, args))
+            continue
+        given = set()
+        for key, value in args.items():
+            if key not in accepted:
+                problems.append("%r: undocumented option %r" % (task_name, key))
+                continue
+            option = accepted[key]
+            given.add(option)
+            choices = options[option].get("choices")
+            literal = not (isinstance(value, str) and "{{" in value)
+            if choices and literal and value is not None:
+                values = value if isinstance(value, list) else [value]
+                for item in values:
+                    if item not in choices:
+                        problems.append("%r: %s=%r is not one of %s" % (task_name, key, item, choices))
+        for name, spec in options.items():
+            if spec.get("required") and name not in given:
+                problems.append("%r: required option %r missing" % (task_name, name))
+    if not calls:
+        problems.append("no task calls %s.%s" % (COLLECTION, module))
+    return problems
+
+
+@pytest.fixture(scope="module", params=MODULES)
+def docs(request):
+    return load_docs(request.param)
+
+
+def test_every_module_file_is_covered():
+    found = sorted(f[:-3] for f in os.listdir(MODULE_DIR)
+                   if f.endswith(".py") and not f.startswith("_"))
+    assert found == sorted(MODULES)
+
+
+def test_documentation_names_the_module(docs):
+    module, documentation = docs["module"], docs["documentation"]
+    assert documentation["module"] == module
+    assert documentation.get("short_description")
+    assert documentation.get("options"), module
+
+
+def test_every_option_has_description_and_type(docs):
+    module, documentation = docs["module"], docs["documentation"]
+    for name, spec in walk_options(documentation["options"]):
+        assert description_text(spec), "%s: option %s has no description" % (module, name)
+        assert spec.get("type"), "%s: option %s has no type" % (module, name)
+        if spec.get("type") == "list":
+            assert spec.get("elements"), "%s: list option %s has no elements" % (module, name)
+
+
+def test_every_return_value_has_description_and_type(docs):
+    module, returns = docs["module"], docs["returns"]
+    assert returns, module
+    for name, spec in walk_options(returns):
+        assert description_text(spec), "%s: return %s has no description" % (module, name)
+        assert spec.get("type"), "%s: return %s has no type" % (module, name)
+
+
+@pytest.mark.parametrize("key", sorted(SEED_REFERENCES), ids=lambda k: "%s-%s-%s" % k)
+def test_option_names_its_seed_section(key):
+    module, kind, dotted = key
+    loaded = load_docs(module)
+    if kind == "options":
+        spec = find_entry(loaded["documentation"]["options"], dotted, "suboptions")
+    else:
+        spec = find_entry(loaded["returns"], dotted, "contains")
+    text = description_text(spec)
+    missing = [ref for ref in SEED_REFERENCES[key] if ref not in text]
+    assert not missing, "%s %s %s misses %s in: %s" % (module, kind, dotted, missing, text)
+
+
+def test_examples_are_tasks_with_documented_options_only(docs):
+    assert example_problems(docs["module"], docs["documentation"], docs["examples"]) == []
+
+
+def test_example_check_finds_wrong_examples():
+    loaded = load_docs("tolerate_node_failures")
+    wrong = [
+        {"name": "typo in an option", "hpc.pbs.tolerate_node_failures": {"valeu": "all"}},
+        {"name": "value out of choices", "hpc.pbs.tolerate_node_failures": {"value": "some"}},
+        {"hpc.pbs.tolerate_node_failures": {"value": "all"}},
+        {"name": "two modules", "hpc.pbs.tolerate_node_failures": {}, "ansible.builtin.debug": {}},
+    ]
+    problems = example_problems("tolerate_node_failures", loaded["documentation"],
+                                loaded["examples"] + wrong)
+    assert len(problems) == 4, problems
+    assert any("undocumented option 'valeu'" in p for p in problems)
+    assert any("'some' is not one of" in p for p in problems)
+    documentation = load_docs("qmgr")["documentation"]
+    problems = example_problems("qmgr", documentation, [
+        {"name": "no object_type", "hpc.pbs.qmgr": {"attributes": {"comment": "x"}}}])
+    assert problems == ["'no object_type': required option 'object_type' missing"]
+    assert example_problems("qmgr", documentation, [{"name": "x", "ansible.builtin.debug": {}}]) \
+        == ["no task calls hpc.pbs.qmgr"]
+
+
+def test_aliases_are_accepted_in_examples():
+    documentation = load_docs("hook")["documentation"]
+    tasks = [{"name": "alias", "hpc.pbs.hook": {"name": "h", "event": ["queuejob"], "content": "x"}}]
+    assert example_problems("hook", documentation, tasks) == []
+
+
+def test_seed_files_named_in_the_table_exist():
+    seeds = os.path.join(os.path.dirname(REPO), "shared", "seeds")
+    if not os.path.isdir(seeds):
+        pytest.skip("no seed directory beside the checkout (%s)" % seeds)
+    names = set(os.listdir(seeds))
+    for seed in (JOB_ARRAY_SEED, JOB_RUN_WAIT_SEED, CRAY_ATOM_SEED):
+        assert seed + ".txt" in names, seed
