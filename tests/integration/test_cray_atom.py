@@ -2,13 +2,20 @@
 through ansible-playbook, against the mock ATOM service (``atomd``) the launcher starts in
 every mom node.
 
-The role runs with ``cray_atom_hook_source: bundled``: the mock's built-in ``PBS_cray_atom``
-pbshook is a stand-in body that talks to no service, so only the bundled hook exercises the
-real code path.  Faults are injected per node with ``python -m mockpbs atomd --inject``
-inside the node, as an admin would with ``cluster exec``.
+The role runs with ``cray_atom_hook_source: bundled`` first: the mock's built-in
+``PBS_cray_atom`` pbshook is a stand-in body that talks to no service, so only the bundled hook
+exercises the real code path.  Faults are injected per node with ``python -m mockpbs atomd
+--inject`` inside the node, as an admin would with ``cluster exec``.
+
+The last tests switch the same cluster to the default ``auto`` (the built-in ``PBS_cray_atom``,
+which the mock has, disabled) and to ``builtin``: config import, enabling, the .HK/.CF on every
+mom, idempotence, check mode, the refusal of ``bundled`` while ``PBS_cray_atom`` is enabled, and
+the report on ``$sister_join_job_alarm`` (PP-928 interface 3) printed by tasks/report.yml.
 """
 import json
 import os
+import re
+import subprocess
 import sys
 import time
 
@@ -174,7 +181,8 @@ def test_subjob_id_reaches_the_service_intact(cluster):
 
 
 def test_tolerant_padded_job_starts_on_the_other_hosts(cluster):
-    # Last: the reliable_job_startup hook pads and prunes every later job of this cluster.
+    # After the job tests: the reliable_job_startup hook pads and prunes every later job of
+    # this cluster, and its demo vars set $sister_join_job_alarm 10 in mom_priv/config.
     rc, output, _ = rjs_demo.run_playbook(cluster.inventory)
     assert rc == 0, output[-3000:]
     atomd(cluster, "mom3", "--inject", "POST=500*")
@@ -184,3 +192,164 @@ def test_tolerant_padded_job_starts_on_the_other_hosts(cluster):
     assert node(cluster, "mom3")["state"] == "offline"
     assert jobid in registered(cluster, "mom1") and jobid in registered(cluster, "mom2")
     rjs_demo.wait_for(lambda: gone(cluster, jobid), 90, "job end")
+
+
+# --- The built-in PBS_cray_atom (cray_atom_hook_source auto / builtin) and the report. ---
+
+BUILTIN = "PBS_cray_atom"
+BUNDLED = "cray_atom"
+DEFAULT_CONFIG = {"post_timeout": 30, "delete_timeout": 30, "unix_socket_file": "/var/run/atomd/atomd.sock"}
+MOM_HOOKS = "/var/spool/pbs/mom_priv/hooks/"
+REPORT_RE = re.compile(r'^ok: \[(\S+)\] => \{\n    "msg": (".*")\n\}$', re.M)
+REFUSAL = ("the built-in PBS_cray_atom is enabled: with the bundled hook every job would be "
+           "registered twice")
+
+
+def play(cluster, variables, check=False):
+    """ansible-playbook playbooks/cray_atom.yml -e JSON [--check]: (rc, output, {host: recap})."""
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(rjs_demo.REPO, "ansible.cfg"), ANSIBLE_FORCE_COLOR="0",
+               ANSIBLE_NOCOLOR="1")
+    argv = [os.path.join(os.path.dirname(PYTHON), "ansible-playbook"), "-i", cluster.inventory,
+            "playbooks/cray_atom.yml", "-e", json.dumps(variables)] + (["--check"] if check else [])
+    proc = subprocess.run(argv, cwd=rjs_demo.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, stdin=subprocess.DEVNULL)
+    recap = {m.group(1): {"changed": int(m.group(3)), "failed": int(m.group(5))}
+             for m in rjs_demo.RECAP_RE.finditer(proc.stdout)}
+    return proc.returncode, proc.stdout, recap
+
+
+def set_join_alarm(cluster, seconds):
+    """$sister_join_job_alarm on every mom through hpc.pbs.mom_config; None removes it."""
+    args = {"options": {"sister_join_job_alarm": seconds}, "state": "present" if seconds else "absent"}
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(rjs_demo.REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run([os.path.join(os.path.dirname(PYTHON), "ansible"), "pbs_mom", "-i", cluster.inventory,
+                           "-m", "hpc.pbs.mom_config", "-a", json.dumps(args)],
+                          cwd=rjs_demo.REPO, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+def join_reports(output):
+    """{mom: message} of the $sister_join_job_alarm report (tasks/report.yml) in ``output``."""
+    found = {host: json.loads(text) for host, text in REPORT_RE.findall(output)}
+    return {host: msg for host, msg in found.items() if msg.startswith("$sister_join_job_alarm")}
+
+
+def server_state(cluster):
+    """(config imported into PBS_cray_atom, its enabled flag, whether site hook cray_atom exists)."""
+    exported = cluster.exec(SERVER, ["qmgr", "-c", "export pbshook %s application/x-config default" % BUILTIN],
+                            check=True).stdout
+    listed = cluster.exec(SERVER, ["qmgr", "-c", "list pbshook %s" % BUILTIN], check=True).stdout
+    enabled = re.search(r"^\s*enabled = (\w+)$", listed, re.M).group(1)
+    site = cluster.exec(SERVER, ["qmgr", "-c", "list hook %s" % BUNDLED]).returncode == 0
+    return json.loads(exported), enabled, site
+
+
+def hk_attributes(text):
+    """``key=value`` lines of a .HK file as a dict; PBS leaves defaults (enabled=true) out."""
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+
+def other_begin_alarms(cluster, mom):
+    """Sum of the alarms of the enabled execjob_begin hooks on ``mom`` other than the ATOM hooks,
+    read from its mom_priv/hooks/*.HK."""
+    text = cluster.exec(mom, ["sh", "-c", "for f in %s*.HK; do echo \"== $f\"; cat \"$f\"; done" % MOM_HOOKS],
+                        check=True).stdout
+    total = 0
+    for block in text.split("== ")[1:]:
+        path, _, body = block.partition("\n")
+        name = os.path.basename(path)[:-3]
+        attrs = hk_attributes(body)
+        if (name not in (BUILTIN, BUNDLED) and attrs.get("enabled", "true") == "true"
+                and "execjob_begin" in attrs.get("event", "").split(",")):
+            total += int(attrs.get("alarm", 30))
+    return total
+
+
+def mom_has_builtin(cluster, mom, config):
+    """True once ``mom`` holds PBS_cray_atom enabled with ``config`` and no cray_atom hook."""
+    hk = cluster.exec(mom, ["cat", MOM_HOOKS + BUILTIN + ".HK"])
+    cf = cluster.exec(mom, ["cat", MOM_HOOKS + BUILTIN + ".CF"]).stdout
+    bundled_left = cluster.exec(mom, ["test", "-e", MOM_HOOKS + BUNDLED + ".HK"]).returncode == 0
+    try:
+        same_config = json.loads(cf) == config
+    except ValueError:
+        same_config = False
+    enabled = hk.returncode == 0 and hk_attributes(hk.stdout).get("enabled", "true") == "true"
+    return enabled and same_config and not bundled_left
+
+
+def assert_unchanged_run(rc, output, recap):
+    assert rc == 0, output[-3000:]
+    assert recap and all(r["changed"] == 0 and r["failed"] == 0 for r in recap.values()), recap
+
+
+def test_auto_takes_over_from_the_bundled_hook_with_the_builtin_one(cluster):
+    assert server_state(cluster) == (DEFAULT_CONFIG, "false", True)
+    expected = dict(DEFAULT_CONFIG, **TIMEOUTS)
+    rc, output, recap = play(cluster, {"cray_atom_config": TIMEOUTS})
+    assert rc == 0, output[-3000:]
+    assert recap[SERVER]["changed"] > 0 and recap[SERVER]["failed"] == 0, recap
+    assert server_state(cluster) == (expected, "true", False)
+    for mom in MOMS:
+        rjs_demo.wait_for(lambda: mom_has_builtin(cluster, mom, expected), 30, "PBS_cray_atom enabled on " + mom)
+    # The reliable_job_startup demo vars left $sister_join_job_alarm 10 on every mom.
+    others = other_begin_alarms(cluster, "mom1")
+    assert join_reports(output) == {mom: (
+        "$sister_join_job_alarm is 10 s, set in mom_priv/config: the ATOM hook PBS_cray_atom (alarm 300 s) "
+        "does not change it. WARNING: it is below the %d s the execjob_begin hooks may take: the mom stops "
+        "waiting for sisters first." % (others + 300)) for mom in MOMS}
+
+
+def test_auto_again_and_in_check_mode_changes_nothing(cluster):
+    expected = dict(DEFAULT_CONFIG, **TIMEOUTS)
+    assert_unchanged_run(*play(cluster, {"cray_atom_config": TIMEOUTS}))
+    rc, output, recap = play(cluster, {"cray_atom_config": {"post_timeout": 9}, "cray_atom_hook_enabled": False},
+                             check=True)
+    assert rc == 0, output[-3000:]
+    assert recap[SERVER]["changed"] > 0, recap  # it would import the config and disable the hook
+    assert server_state(cluster) == (expected, "true", False)
+    assert all(mom_has_builtin(cluster, mom, expected) for mom in MOMS)
+
+
+def test_builtin_source_imports_and_enables_and_is_idempotent(cluster):
+    cluster.exec(SERVER, ["qmgr", "-c", "set pbshook %s enabled = false" % BUILTIN], check=True)
+    variables = {"cray_atom_hook_source": "builtin", "cray_atom_config": {"post_timeout": 12}}
+    expected = dict(DEFAULT_CONFIG, post_timeout=12)
+    rc, output, recap = play(cluster, variables, check=True)
+    assert rc == 0 and recap[SERVER]["changed"] > 0, output[-3000:]
+    assert server_state(cluster) == (dict(DEFAULT_CONFIG, **TIMEOUTS), "false", False)
+    rc, output, recap = play(cluster, variables)
+    assert rc == 0 and recap[SERVER]["changed"] > 0, output[-3000:]
+    assert server_state(cluster) == (expected, "true", False)
+    for mom in MOMS:
+        rjs_demo.wait_for(lambda: mom_has_builtin(cluster, mom, expected), 30, "new config on " + mom)
+    assert_unchanged_run(*play(cluster, variables))
+
+
+def test_bundled_is_refused_while_the_builtin_hook_is_enabled(cluster):
+    expected = dict(DEFAULT_CONFIG, post_timeout=12)
+    rc, output, recap = play(cluster, {"cray_atom_hook_source": "bundled", "cray_atom_config": TIMEOUTS})
+    assert rc != 0 and REFUSAL in output, output[-3000:]
+    assert all(r["changed"] == 0 for r in recap.values()), recap
+    assert server_state(cluster) == (expected, "true", False)
+    assert all(mom_has_builtin(cluster, mom, expected) for mom in MOMS)
+
+
+def test_report_on_the_sister_join_job_alarm(cluster):
+    variables = {"cray_atom_config": {"post_timeout": 12}}
+    set_join_alarm(cluster, None)
+    rc, output, _ = play(cluster, variables)
+    assert rc == 0, output[-3000:]
+    others = other_begin_alarms(cluster, "mom1")
+    # reliable_job_startup has no execjob_begin event: no other hook, PBS's default is 30 s then.
+    assert join_reports(output) == {mom: (
+        "$sister_join_job_alarm is not set: its default, the sum of the alarms of the enabled execjob_begin "
+        "hooks, is %d s with the ATOM hook PBS_cray_atom (alarm 300 s), against %d s without it; set it with "
+        "the mom_tunables role to choose another value." % (others + 300, others or 30)) for mom in MOMS}
+
+    set_join_alarm(cluster, others + 300)
+    rc, output, _ = play(cluster, variables)
+    assert rc == 0, output[-3000:]
+    assert join_reports(output) == {mom: (
+        "$sister_join_job_alarm is %d s, set in mom_priv/config: the ATOM hook PBS_cray_atom (alarm 300 s) "
+        "does not change it." % (others + 300)) for mom in MOMS}
