@@ -2,6 +2,7 @@
 (seeds/job-array-subjob-run-count-hold-release.txt, reference/openpbs/h_job_arrays.txt):
 qsub -J, qstat -t/-J/-f, qhold/qrls/qdel of arrays and subjobs, run_count above 20,
 the array's system hold and its release by ``qrls -h s <array>``."""
+import os
 import re
 import threading
 
@@ -168,3 +169,123 @@ def test_subjob_held_after_21_failed_starts_holds_array_until_qrls_s(server):
     assert sub["run_count"] == "22" and sub.get("Hold_Types", "n") == "n"
     parent = attrs_of("0[].vm")
     assert parent["job_state"] == "B" and parent["comment"].startswith("Job Array Began at ")
+
+
+# ---------------------------------------------------------------- failed starts (issue 7)
+# The seed's two ways a start fails at the mom ("an execution hook that rejects job or
+# raises exception during execjob_begin"), plus a mom the server cannot reach: each
+# attempt counts in run_count, and the 21st failure holds the job.
+RAISING_BEGIN_HOOK = "import pbs\nraise RuntimeError('execjob_begin exploded')\n"
+
+
+@pytest.fixture
+def real_mom_server(tmp_path, monkeypatch):
+    """(daemon, mom): the in-process server with one real :class:`Mom` ``mom1`` whose
+    execjob_begin hook raises an exception."""
+    from mockpbs.mom.daemon import Mom
+    with testaddr.reserved_addresses(1) as (mom_address,):
+        daemon = testing.start_server(tmp_path, monkeypatch, sched_interval=0.2)
+        home = tmp_path / "mom1"
+        (home / "mom_priv").mkdir(parents=True)
+        mom = Mom(str(home), "mom1", "mom1", mom_address, "vm", server_address=daemon.address)
+        mom.hooks.write("boom", "HK", "type=site\nenabled=true\nevent=execjob_begin\nalarm=30\n")
+        mom.hooks.write("boom", "PY", RAISING_BEGIN_HOOK)
+        try:
+            assert mom.start()
+            assert testing.run_cli(qmgr.main, ["-c", "create node mom1 Mom=%s" % mom_address])[0] == 0
+            testing.wait_for(lambda: "state = free" in node_text(), "mom1 free")
+            yield daemon, mom
+        finally:
+            mom.stop()
+            daemon.stop()
+
+
+def mom_ncpus():
+    return re.search(r"resources_available\.ncpus = (\d+)", node_text()).group(1)
+
+
+BEGIN_EXCEPTION = "0100;pbs_mom;Hook;boom;execjob_begin hook 'boom' encountered an exception, request rejected"
+
+
+def begin_exceptions(mom):
+    """How many times mom1 logged its execjob_begin hook's exception."""
+    logdir = os.path.join(mom.pbs_home, "mom_logs")
+    count = 0
+    for name in os.listdir(logdir):
+        with open(os.path.join(logdir, name)) as handle:
+            count += sum(1 for line in handle.read().splitlines() if line.split(";", 1)[1] == BEGIN_EXCEPTION)
+    return count
+
+
+def test_plain_job_held_after_21_execjob_begin_exceptions(real_mom_server):
+    _, mom = real_mom_server
+    jobid = submit("--", "/bin/true")
+    testing.wait_for(lambda: attrs_of(jobid).get("job_state") == "H", "job held", deadline=120)
+    attrs = attrs_of(jobid)
+    assert (attrs["run_count"], attrs["Hold_Types"]) == ("21", "s")
+    assert attrs["comment"] == "job held, too many failed attempts to run"
+    assert begin_exceptions(mom) == 21
+
+
+def test_subjob_held_after_21_execjob_begin_exceptions_holds_array(real_mom_server):
+    _, mom = real_mom_server
+    # one subjob at a time: each takes every CPU the mom reports
+    submit("-J", "1-2", "-l", "select=1:ncpus=%s" % mom_ncpus(), "--", "/bin/true")
+    testing.wait_for(lambda: attrs_of("0[].vm").get("job_state") == "H", "array held", deadline=120)
+    sub = attrs_of("0[1].vm")
+    assert (sub["job_state"], sub["run_count"], sub["Hold_Types"]) == ("H", "21", "s")
+    assert sub["comment"] == "job held, too many failed attempts to run"
+    assert attrs_of("0[].vm")["comment"] == "Job Array Held, too many failed attempts to run subjob 0[1].vm"
+    assert attrs_of("0[2].vm")["job_state"] == "Q"
+    assert begin_exceptions(mom) == 21
+
+
+@pytest.fixture
+def unreachable_mom_server(tmp_path, monkeypatch):
+    """The in-process server with node ``mom1`` free (a FakeMom answered its ping), whose
+    mom then stops listening: every ``run_job`` meets connection refused. The server's
+    periodic ping is slowed down so that it does not mark the node down in between."""
+    with testaddr.reserved_addresses(1) as (mom_address,):
+        daemon = testing.start_server(tmp_path, monkeypatch, sched_interval=0.2, ping_interval=3600)
+        try:
+            mom = testing.FakeMom(mom_address, "mom1", resources={"ncpus": "1", "mem": "4gb"},
+                                  server_address=daemon.address)
+            assert testing.run_cli(qmgr.main, ["-c", "create node mom1 Mom=%s" % mom_address])[0] == 0
+            testing.wait_for(lambda: "state = free" in node_text(), "mom1 free")
+            mom.close()
+            yield daemon
+        finally:
+            daemon.stop()
+
+
+def server_log(daemon):
+    logdir = os.path.join(daemon.core.state.pbs_home, "server_logs")
+    lines = []
+    for name in sorted(os.listdir(logdir)):
+        with open(os.path.join(logdir, name)) as handle:
+            lines.extend(line.split(";", 1)[1] for line in handle.read().splitlines())
+    return lines
+
+
+def test_plain_job_held_after_21_starts_on_unreachable_mom(unreachable_mom_server):
+    daemon = unreachable_mom_server
+    jobid = submit("--", "/bin/true")
+    testing.wait_for(lambda: attrs_of(jobid).get("job_state") == "H", "job held", deadline=120)
+    attrs = attrs_of(jobid)
+    assert (attrs["run_count"], attrs["Hold_Types"]) == ("21", "s")
+    assert attrs["comment"] == "job held, too many failed attempts to run"
+    requeued = [l for l in server_log(daemon) if l.startswith("0008;Server@vm;Job;%s;Job requeued, execution node " % jobid)]
+    assert len(requeued) == 21
+
+
+def test_subjob_held_after_21_starts_on_unreachable_mom_holds_array(unreachable_mom_server):
+    daemon = unreachable_mom_server
+    submit("-J", "1-2", "--", "/bin/true")
+    testing.wait_for(lambda: attrs_of("0[].vm").get("job_state") == "H", "array held", deadline=120)
+    sub = attrs_of("0[1].vm")
+    assert (sub["job_state"], sub["run_count"], sub["Hold_Types"]) == ("H", "21", "s")
+    assert sub["comment"] == "job held, too many failed attempts to run"
+    parent = attrs_of("0[].vm")
+    assert parent["comment"] == "Job Array Held, too many failed attempts to run subjob 0[1].vm"
+    assert parent["Hold_Types"] == "s"
+    assert attrs_of("0[2].vm")["job_state"] == "Q"
