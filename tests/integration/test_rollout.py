@@ -63,9 +63,14 @@ def recap(output):
 
 
 def node_attributes(cluster, node):
-    """``qmgr list node`` on the server as a dict (attribute -> text)."""
+    """``qmgr list node`` on the server as a dict (attribute -> text).
+
+    qmgr wraps a long value after a comma as ``,`` + newline + tab and drops the blanks
+    that followed that comma; a wrapped line is joined back with the one blank PBS puts
+    after a comma (``jobs = 1.s/0, 1.s/1``, and the rollout's comments)."""
     out = cluster.exec(SERVER, [QMGR, "-c", "list node %s" % node], check=True).stdout
-    return dict(line.strip().split(" = ", 1) for line in out.splitlines()[1:] if " = " in line)
+    joined = re.sub(r",\n\t", ", ", out)
+    return dict(line.strip().split(" = ", 1) for line in joined.splitlines()[1:] if " = " in line)
 
 
 def mom_log_count(cluster, mom, option, value):
@@ -268,3 +273,128 @@ def test_warns_below_hook_alarm_sum_and_second_run_changes_nothing(pbs_cluster, 
         assert all(c["changed"] == 0 for c in counts.values()), counts
     finally:
         cluster.exec(SERVER, [QMGR, "-c", "delete hook slow_begin"])
+
+
+# ------------------------------------------------------------------ batches, jobs, drain, hook files
+# These run after the tests above, on the same cluster (one rollout value each: 21, 22).
+
+def hook_file(cluster, node, ext, priv):
+    proc = cluster.exec(node, ["cat", "%s/%s/hooks/reliable_job_startup.%s" % (PBS_HOME, priv, ext)])
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def wait_mom_up(cluster, mom):
+    wait_until(lambda: "down" not in node_attributes(cluster, mom)["state"], "%s up on the server" % mom)
+
+
+def submit_held_job(cluster, mom, release, output):
+    """A job on ``mom`` that runs until ``release`` exists, then prints ``output``; its id once running."""
+    script = "while [ ! -e %s ]; do sleep 0.2; done\necho %s\n" % (release, output)
+    jobid = cluster.exec(SERVER, ["/opt/pbs/bin/qsub", "-l", "select=1:ncpus=1:host=%s" % mom], user="pbsuser",
+                         input=script, check=True).stdout.strip()
+    wait_until(lambda: jobid in node_attributes(cluster, mom).get("jobs", ""), "job %s running on %s" % (jobid, mom))
+    return jobid
+
+
+def job_output(cluster, jobid):
+    proc = cluster.exec(SERVER, ["cat", "/home/pbsuser/STDIN.o%s" % jobid.split(".")[0]])
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def test_max_fail_percentage_leaves_later_batches_untouched(pbs_cluster, env):
+    cluster = pbs_cluster
+    before = {mom: mom_config_lines(cluster, mom, "job_launch_delay") for mom in MOMS}
+    cluster.stop_mom("mom1")
+    try:
+        rc, out, counts = run_playbook(cluster, env, ROLLOUT, rollout_vars(21, rollout_batch_size=1,
+                                                                          rollout_max_fail_percentage=0))
+    finally:
+        cluster.start_mom("mom1")
+    assert rc != 0, out
+    assert "Batch 1 summary: done 0, failed 1 (mom1), skipped 0" in out, out
+    stop = "1 of 1 hosts of batch 1 failed, more than __rollout_max_fail_percentage=0%"
+    assert "Stopped: %s" % stop in out, out
+    mom1 = node_attributes(cluster, "mom1")
+    assert "offline" in mom1["state"].split(","), mom1
+    assert "failed: Check that pbs_mom took the new values: pbs_mom is not running" in mom1["comment"], mom1
+    for number, mom in enumerate(MOMS[1:], start=2):
+        assert '"Batch %d: %s (not started: %s)' % (number, mom, stop) in out, out
+        assert "%s: skipped rollout stopped: %s" % (mom, stop) in out, out
+        assert counts[mom]["changed"] == 0, (mom, counts)
+        attrs = node_attributes(cluster, mom)
+        assert attrs["state"] == "free" and "comment" not in attrs, (mom, attrs)  # never offlined
+        assert mom_config_lines(cluster, mom, "job_launch_delay") == before[mom]
+        assert mom_log_count(cluster, mom, "job_launch_delay", 21) == 0
+
+
+def test_percentage_batches_and_a_running_job_survives_without_drain(pbs_cluster, env):
+    cluster = pbs_cluster
+    wait_mom_up(cluster, "mom1")  # left offline by the test above: this rollout resumes it
+    release = "/home/pbsuser/release-nodrain-%d" % os.getpid()
+    jobid = submit_held_job(cluster, "mom2", release, "survived-the-rollout")
+
+    rc, out, counts = run_playbook(cluster, env, ROLLOUT, rollout_vars(22, rollout_batch_size="50%"))
+    assert rc == 0, out
+    assert '"Batch 1: mom1, mom2' in out and '"Batch 2: mom3, mom4' in out, out
+    assert "Batch 3" not in out, out
+    assert "Batch 1 summary: done 2 (mom1, mom2), failed 0, skipped 0" in out, out
+    assert "Batch 2 summary: done 2 (mom3, mom4), failed 0, skipped 0" in out, out
+    for mom in MOMS:
+        assert_done(cluster, mom, 22)
+    # mom2 reloaded (SIGHUP) while the job ran, and the job is still there ...
+    assert jobid in node_attributes(cluster, "mom2").get("jobs", ""), node_attributes(cluster, "mom2")
+    cluster.exec(SERVER, ["touch", release], user="pbsuser", check=True)
+    # ... and completes with its output.
+    output = wait_until(lambda: job_output(cluster, jobid), "output of job %s" % jobid)
+    assert output.splitlines()[-1:] == ["survived-the-rollout"], output
+
+
+def test_drain_timeout_and_hook_config_verified_on_every_mom(pbs_cluster, env):
+    cluster = pbs_cluster
+    release = "/home/pbsuser/release-drain-timeout-%d" % os.getpid()
+    jobid = submit_held_job(cluster, "mom4", release, "drained-late")
+    # mom3 misses the server's push of the new hook config while its pbs_mom is down; its
+    # tunables are already 22, so only the hook files can tell that it is not done.
+    cluster.stop_mom("mom3")
+    # mom4's config drifted: it needs work, so the rollout drains it.
+    cluster.exec("mom4", ["sed", "-i", "s/^\\$job_launch_delay 22$/$job_launch_delay 7/",
+                          "%s/mom_priv/config" % PBS_HOME], check=True)
+    settings = rollout_vars(22, rollout_drain=True, rollout_drain_timeout=2, rollout_hook_sync_timeout=3,
+                            rollout_max_fail_percentage=100, reliable_job_startup_config={"increment": 2})
+    try:
+        rc, out, counts = run_playbook(cluster, env, ROLLOUT, settings)
+    finally:
+        cluster.start_mom("mom3")
+    assert rc != 0, out
+    server_cf = hook_file(cluster, SERVER, "CF", "server_priv")
+    assert json.loads(server_cf)["increment"] == 2, server_cf
+    # mom1 and mom2 got the new .CF from the server at once: already done, checked file by file.
+    assert "Batch 1 summary: done 0, failed 0, skipped 2 (mom1, mom2)" in out, out
+    assert "Batch 2 summary: done 0, failed 2 (mom3, mom4)" in out, out
+    for mom in ("mom1", "mom2"):
+        assert hook_file(cluster, mom, "CF", "mom_priv") == server_cf, mom
+        assert_done(cluster, mom, 22)
+    mom3 = node_attributes(cluster, "mom3")
+    assert "offline" in mom3["state"].split(","), mom3
+    assert ("failed: Check that the mom holds the server's hook files: hook files differ from the server's "
+            "after 3s: reliable_job_startup.CF") in mom3["comment"], mom3
+    mom4 = node_attributes(cluster, "mom4")
+    assert "offline" in mom4["state"].split(","), mom4
+    assert "failed: Check that the node drained: drain timed out after 2s, jobs still running: %s" % jobid \
+        in mom4["comment"], mom4
+    assert jobid in mom4.get("jobs", ""), mom4
+    assert re.search(r"mom4: failed Check that the node drained: drain timed out after 2s", out), out
+
+    # The job ends, mom3 is back (and gets the hooks in its hello): the re-run finishes both,
+    # each only after its hook files match the server's.
+    cluster.exec(SERVER, ["touch", release], user="pbsuser", check=True)
+    wait_until(lambda: job_output(cluster, jobid), "output of job %s" % jobid)
+    wait_mom_up(cluster, "mom3")
+    rc, out, counts = run_playbook(cluster, env, ROLLOUT, settings)
+    assert rc == 0, out
+    assert "mom1: skipped already done" in out and "mom2: skipped already done" in out, out
+    assert "mom3: done" in out and "mom4: done" in out, out
+    for mom in MOMS:
+        assert hook_file(cluster, mom, "CF", "mom_priv") == server_cf, mom
+        assert hook_file(cluster, mom, "PY", "mom_priv") == hook_file(cluster, SERVER, "PY", "server_priv"), mom
+        assert_done(cluster, mom, 22)

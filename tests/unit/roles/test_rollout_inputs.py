@@ -1,0 +1,118 @@
+"""Bad input to playbooks/rollout.yml (and the mom_tunables role it calls) stops the run
+before any host is touched (issue 8, point 2; PP-928 interfaces 3 and 4 for the tunables).
+
+No cluster: every inventory host is this machine (``ansible_connection=local``) with a
+fake PBS whose ``qmgr`` only appends its arguments to ``calls.log`` and fails, and whose
+PBS_HOME starts without ``mom_priv/config``. A bad input must leave ``calls.log`` absent,
+``mom_priv/config`` absent and no mom in the recap. The control case (good input) shows
+that the same harness does see the first contact: the hook install calls ``qmgr``.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+PLAYBOOK = REPO / "playbooks" / "rollout.yml"
+VENV_BIN = Path(sys.executable).parent
+RECAP_RE = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
+GOOD = {"rollout_batch_size": 1, "mom_tunables_job_launch_delay": 40, "mom_tunables_sister_join_job_alarm": 40}
+
+
+@pytest.fixture
+def fake_pbs(tmp_path):
+    """pbs.conf + PBS_EXEC/bin/qmgr that records its call in calls.log and exits 1."""
+    exec_dir = tmp_path / "exec" / "bin"
+    exec_dir.mkdir(parents=True)
+    calls = tmp_path / "calls.log"
+    qmgr = exec_dir / "qmgr"
+    qmgr.write_text("#!/bin/sh\necho \"qmgr $*\" >> %s\nexit 1\n" % calls)
+    qmgr.chmod(0o755)
+    home = tmp_path / "home"
+    for sub in ("mom_priv/hooks", "server_priv/hooks", "mom_logs"):
+        (home / sub).mkdir(parents=True)
+    conf = tmp_path / "pbs.conf"
+    conf.write_text("PBS_EXEC=%s\nPBS_HOME=%s\nPBS_SERVER=srv\nPBS_START_SERVER=1\nPBS_START_MOM=1\n"
+                    % (tmp_path / "exec", home))
+    return {"conf": conf, "calls": calls, "dir": tmp_path, "mom_config": home / "mom_priv" / "config"}
+
+
+def run_rollout(fake, extra_vars):
+    tmp = fake["dir"]
+    collections = tmp / "collections" / "ansible_collections" / "hpc"
+    collections.mkdir(parents=True, exist_ok=True)
+    if not (collections / "pbs").exists():
+        (collections / "pbs").symlink_to(REPO)
+    host = "ansible_connection=local ansible_python_interpreter=%s" % sys.executable
+    inventory = tmp / "inventory.ini"
+    inventory.write_text("[pbs_server]\nsrv %s\n[pbs_mom]\nmom1 %s\nmom2 %s\n" % (host, host, host))
+    variables = dict(extra_vars, rollout_pbs_conf_file=str(fake["conf"]),
+                     reliable_job_startup_pbs_conf_file=str(fake["conf"]),
+                     mom_tunables_pbs_conf_file=str(fake["conf"]))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(tmp / "collections"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_CONFIG=str(REPO / "ansible.cfg"),
+               ANSIBLE_LOCAL_TEMP=str(tmp / "ansible-local"), ANSIBLE_REMOTE_TEMP=str(tmp / "ansible-remote"),
+               PBS_CONF_FILE=str(fake["conf"]))
+    argv = [str(VENV_BIN / "ansible-playbook"), "-i", str(inventory), str(PLAYBOOK), "-e", json.dumps(variables)]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300, stdin=subprocess.DEVNULL)
+    output = proc.stdout + proc.stderr
+    recap = {m.group(1): int(m.group(5)) for m in RECAP_RE.finditer(output)}
+    return proc.returncode, output, recap
+
+
+def assert_nothing_touched(fake, rc, output, recap):
+    assert rc != 0, output
+    assert recap.get("srv") == 1, output  # the server play failed on the input check
+    assert "mom1" not in recap and "mom2" not in recap, output
+    assert "PLAY [Roll out to the moms batch by batch]" not in output, output
+    assert not fake["calls"].exists(), fake["calls"].read_text()
+    assert not fake["mom_config"].exists()
+
+
+def test_good_input_reaches_the_fake_pbs(fake_pbs):
+    """Control: the harness notices contact (qmgr called), so the other tests can fail."""
+    rc, output, recap = run_rollout(fake_pbs, GOOD)
+    assert rc != 0, output
+    assert fake_pbs["calls"].exists(), output
+    assert "qmgr" in fake_pbs["calls"].read_text()
+
+
+@pytest.mark.parametrize("batch_size", ["abc", "0", "-1", "10%%", "1.5"])
+def test_bad_batch_size(fake_pbs, batch_size):
+    rc, output, recap = run_rollout(fake_pbs, dict(GOOD, rollout_batch_size=batch_size))
+    assert "rollout_batch_size must be N or N% (N >= 1)" in output, output
+    assert_nothing_touched(fake_pbs, rc, output, recap)
+
+
+@pytest.mark.parametrize("option", ["mom_tunables_job_launch_delay", "mom_tunables_sister_join_job_alarm"])
+@pytest.mark.parametrize("value", [0, -5, 1.5, "abc", True])
+def test_bad_tunable(fake_pbs, option, value):
+    rc, output, recap = run_rollout(fake_pbs, dict(GOOD, **{option: value}))
+    # The role's argument spec (type int) refuses 1.5 and "abc" first; validate.yml the rest.
+    assert re.search(r"%s must be null or whole seconds >= 1|argument '%s' is of type \S+ and we were unable to "
+                     r"convert to int" % (option, option), output), output
+    assert_nothing_touched(fake_pbs, rc, output, recap)
+
+
+@pytest.mark.parametrize("name", ["rollout_drian", "rollout_batchsize", "mom_tunables_reload_timout"])
+def test_unknown_option(fake_pbs, name):
+    rc, output, recap = run_rollout(fake_pbs, dict(GOOD, **{name: 1}))
+    assert re.search(r"rollout: unknown variable\(s\) %s;" % name, output), output
+    assert_nothing_touched(fake_pbs, rc, output, recap)
+
+
+def test_unknown_hook_config_key(fake_pbs):
+    rc, output, recap = run_rollout(fake_pbs, dict(GOOD, reliable_job_startup_config={"no_such_key": 1}))
+    assert "reliable_job_startup_config is not a valid config" in output, output
+    assert_nothing_touched(fake_pbs, rc, output, recap)
+
+
+@pytest.mark.parametrize("extra", [{"rollout_max_fail_percentage": 101}, {"rollout_drain_timeout": 0}])
+def test_bad_rollout_limits(fake_pbs, extra):
+    rc, output, recap = run_rollout(fake_pbs, dict(GOOD, **extra))
+    assert "rollout_max_fail_percentage" in output and "must be N or N%" in output, output
+    assert_nothing_touched(fake_pbs, rc, output, recap)
