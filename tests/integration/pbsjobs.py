@@ -258,3 +258,13 @@ def wait_output(cluster, jobid, marker="END", timeout=60, name="STDIN"):
     """Wait for the job's output file to contain ``marker``; returns its text."""
     return wait_for(lambda: (lambda t: t if t and marker in t else None)(job_output(cluster, jobid, name)),
                     timeout, "output of job %s containing %r" % (jobid, marker))
+
+
+def restore_cluster(cluster, moms):
+    """Undo what a test may have left: every mom in ``moms`` running again, none of their
+    vnodes offline, and every job deleted."""
+    for mom in moms:
+        cluster.start_mom(mom)
+    clear_offline(cluster, moms)
+    for jobid in job_ids(cluster):
+        qdel(cluster, jobid)

@@ -49,11 +49,7 @@ def cluster(pbs_cluster):
 def restore(cluster):
     """After the test: every mom running, no vnode offline, no job left."""
     yield cluster
-    for mom in MOMS:
-        cluster.start_mom(mom)
-    pbsjobs.clear_offline(cluster, MOMS)
-    for jobid in pbsjobs.job_ids(cluster):
-        pbsjobs.qdel(cluster, jobid)
+    pbsjobs.restore_cluster(cluster, MOMS)
     pbsjobs.wait_nodes_free(cluster, MOMS, 60)
 
 

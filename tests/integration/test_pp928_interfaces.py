@@ -29,11 +29,7 @@ def cluster(pbs_cluster):
 def clean(cluster):
     """After the test: moms running, nodes online, no job, no test hook, moms' config plain."""
     yield cluster
-    for mom in MOMS:
-        cluster.start_mom(mom)
-    pbsjobs.clear_offline(cluster, MOMS)
-    for jobid in pbsjobs.job_ids(cluster):
-        pbsjobs.qdel(cluster, jobid)
+    pbsjobs.restore_cluster(cluster, MOMS)
     for name in ("pp928_begin_a", "pp928_begin_b", "reliable_job_startup", "pp928_resize", "pp928_launch"):
         pbsjobs.delete_hook(cluster, name)
     pbsjobs.qmgr(cluster, "unset server default_qsub_arguments", check=False)

@@ -4,8 +4,6 @@ and the accounting records (PP-928 interface 2, transcript g)."""
 import glob
 import os
 import re
-import threading
-import time
 
 import pytest
 
@@ -24,47 +22,20 @@ SEED_S_RECORD = (
     "resource_assigned.ncpus=9")
 
 
-class FakeMom:
-    """Records every request; answers ping with its resources."""
-
-    def __init__(self, address, name):
-        self.address = address
-        self.name = name
-        self.requests = []
-        self.lock = threading.Lock()
-        self.listener = wire.serve(address, wire.MOM_PORT, self.dispatch)
-
-    def dispatch(self, message, peer):
-        with self.lock:
-            self.requests.append(message)
-        if message["op"] == "ping":
-            return {"ok": True, "node": self.name, "resources_available": {"ncpus": "2", "mem": "4gb"}}
-        return {"ok": True}
-
-    def ops(self, op):
-        with self.lock:
-            return [m for m in self.requests if m["op"] == op]
-
-    def close(self):
-        self.listener.shutdown()
-        self.listener.server_close()
+def wait_for(predicate, what):
+    return testing.wait_for(predicate, what, deadline=20.0)
 
 
-def wait_for(predicate, what, deadline=20.0):
-    end = time.time() + deadline
-    while time.time() < end:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError("timed out waiting for %s" % what)
+def recording_mom(address, name, server_address):
+    """A mom that records every request and starts nothing (the tests play its part)."""
+    return testing.FakeMom(address, name, server_address, verdict=lambda job: None)
 
 
 @pytest.fixture
 def cluster(tmp_path, monkeypatch):
     with testaddr.reserved_addresses(2) as addresses:
         daemon = testing.start_server(tmp_path, monkeypatch)
-        moms = [FakeMom(address, name) for name, address in zip(("mom1", "mom2"), addresses)]
+        moms = [recording_mom(address, name, daemon.address) for name, address in zip(("mom1", "mom2"), addresses)]
         for mom in moms:
             assert testing.run_cli(qmgr.main, ["-c", "create node %s Mom=%s" % (mom.name, mom.address)])[0] == 0
         wait_for(lambda: testing.run_cli(pbsnodes.main, ["-a"])[1].count("state = free") == 2, "nodes free")
