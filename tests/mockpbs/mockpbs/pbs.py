@@ -305,28 +305,31 @@ class hold_types(str):
         return super().__new__(cls, text)
 
 
-class exec_vnode(str):
+class _ParsedString(str):
+    """A string attribute value PBS checks on assignment: ``_parse`` (a selectspec
+    parser) must accept it, else BadAttributeValueError with the parser's message."""
+
+    _parse = None
+
+    def __new__(cls, value):
+        text = str(value)
+        try:
+            cls._parse(text)
+        except selectspec.SelectSpecError as exc:
+            raise BadAttributeValueError(str(exc)) from None
+        return super().__new__(cls, text)
+
+
+class exec_vnode(_ParsedString):
     """An ``exec_vnode`` value ``(vn:res=val+...)+(...)``."""
 
-    def __new__(cls, value):
-        text = str(value)
-        try:
-            selectspec.parse_exec_vnode(text)
-        except selectspec.SelectSpecError as exc:
-            raise BadAttributeValueError(str(exc)) from None
-        return super().__new__(cls, text)
+    _parse = staticmethod(selectspec.parse_exec_vnode)
 
 
-class exec_host(str):
+class exec_host(_ParsedString):
     """An ``exec_host`` value ``host/N[*C][+...]``."""
 
-    def __new__(cls, value):
-        text = str(value)
-        try:
-            selectspec.parse_exec_host(text)
-        except selectspec.SelectSpecError as exc:
-            raise BadAttributeValueError(str(exc)) from None
-        return super().__new__(cls, text)
+    _parse = staticmethod(selectspec.parse_exec_host)
 
 
 class place(str):
