@@ -9,14 +9,23 @@ STAMP := $(VENV)/.installed
 DEB_PACKAGES := openssh-server openssh-client python3-venv util-linux procps
 COLLECTION_LINK := build/collections/ansible_collections/hpc/pbs
 PYTEST_ARGS ?=
+# Backend of `make demo`: mock (the mock PBS) or openpbs (a real OpenPBS built from
+# ../shared/openpbs by tests/openpbs/build).
+PBS ?= mock
 
-.PHONY: demo test unit integration bench deps venv collection build-artifact clean cluster-down
+.PHONY: demo test unit integration bench deps venv collection build-artifact clean cluster-down openpbs
 
-demo: deps venv collection
-	$(PY) tests/integration/demo $(DEMO_ARGS)
+demo: deps venv collection $(if $(filter openpbs,$(PBS)),openpbs)
+	$(PY) tests/integration/demo --pbs $(PBS) $(DEMO_ARGS)
 
-test: deps venv collection
+test: deps venv collection openpbs
 	$(PY) -m pytest tests/unit tests/integration -ra $(PYTEST_ARGS)
+
+# The real OpenPBS of the `openpbs` test-cluster backend, built once per source tarball
+# outside git (~/.cache/hpc-pbs/openpbs); without the tarball it says so and the real-PBS
+# tests are skipped.
+openpbs:
+	@tests/openpbs/build >/dev/null || [ $$? -eq 3 ]
 
 unit: venv collection
 	$(PY) -m pytest tests/unit -ra $(PYTEST_ARGS)

@@ -116,18 +116,24 @@ def pbs_conf(role, server_name):
     ])
 
 
-def start_pbs(env, log_path):
-    """Inside a node: ``pbs_init.d start`` (habitat on the first start, then the daemons
-    pbs.conf asks for); for a mom, add ``$usecp`` and reload.  Raises BackendError."""
-    _make_postgres_run_dir()
+def _run(argv, env, log_path):
     with open(log_path, "a") as out:
-        out.write("==== %s pbs_init.d start\n" % time.strftime("%Y-%m-%d %H:%M:%S"))
+        out.write("==== %s %s\n" % (time.strftime("%Y-%m-%d %H:%M:%S"), " ".join(argv)))
         out.flush()
-        rc = subprocess.call(["/opt/pbs/libexec/pbs_init.d", "start"], stdin=subprocess.DEVNULL,
-                             stdout=out, stderr=out, env=env,
+        rc = subprocess.call(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=env,
                              preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_SETMASK, set()))
     if rc != 0:
-        raise BackendError("pbs_init.d start exited %d; see %s" % (rc, log_path))
+        raise BackendError("%s exited %d; see %s" % (" ".join(argv), rc, log_path))
+
+
+def start_pbs(env, log_path, vnode_definition=None):
+    """Inside a node, as a site installs PBS: ``pbs_habitat`` (PBS_HOME, and on the server the
+    data service and ``pbs_server -t create``), then the mom's site configuration
+    (``$usecp`` for the shared /home, and ``vnode_definition``, a file path, installed with
+    ``pbs_mom -s insert``), then ``pbs_init.d start``.  Raises BackendError."""
+    _make_postgres_run_dir()
+    if not os.path.exists("/var/spool/pbs/pbs_version"):
+        _run(["/opt/pbs/libexec/pbs_habitat"], env, log_path)
     config = "/var/spool/pbs/mom_priv/config"
     if os.path.exists(config):
         with open(config) as handle:
@@ -135,9 +141,9 @@ def start_pbs(env, log_path):
         if MOM_CONFIG_EXTRA not in text:
             with open(config, "a") as handle:
                 handle.write(MOM_CONFIG_EXTRA)
-            pid = _mom_pid()
-            if pid:
-                os.kill(pid, signal.SIGHUP)
+    if vnode_definition:
+        _run(["/opt/pbs/sbin/pbs_mom", "-s", "insert", "hpcpbs_vnodes", vnode_definition], env, log_path)
+    _run(["/opt/pbs/libexec/pbs_init.d", "start"], env, log_path)
 
 
 def _make_postgres_run_dir():
@@ -150,14 +156,6 @@ def _make_postgres_run_dir():
     os.makedirs("/run/postgresql", exist_ok=True)
     os.chown("/run/postgresql", account.pw_uid, account.pw_gid)
     os.chmod("/run/postgresql", 0o2775)
-
-
-def _mom_pid():
-    try:
-        with open("/var/spool/pbs/mom_priv/mom.lock") as handle:
-            return int(handle.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 # ---------------------------------------------------------------------------- ssh forwarder

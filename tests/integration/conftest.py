@@ -1,5 +1,11 @@
-"""Shared fixtures of the integration tests: the mock cluster launcher ``tests/integration/cluster``.
+"""Shared fixtures of the integration tests: the cluster launcher ``tests/integration/cluster``.
 
+- fixture ``pbs_backend`` (session scope, parametrized): ``mock`` (the mock PBS) and
+  ``openpbs`` (a real OpenPBS built by ``tests/openpbs/build``).  Every cluster fixture
+  depends on it, so each integration test runs once per backend, ids ``[mock]`` and
+  ``[openpbs]``.  ``--backend mock`` (or ``openpbs``; repeatable) or ``HPC_PBS_BACKENDS=mock``
+  selects; without the OpenPBS source tarball the ``openpbs`` tests are skipped with one
+  line saying so, and a failed build is an error.
 - marker ``integration``: tests that start the mock cluster (Linux namespaces, root).
 - marker ``cluster_moms(N)``: number of moms the module's ``pbs_cluster`` gets (default 2).
 - fixture ``pbs_cluster`` (module scope): a running cluster with PBS daemons, every mom
@@ -21,9 +27,61 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLUSTER_SCRIPT = os.path.join(HERE, "cluster")
+sys.path.insert(0, HERE)
+import cluster_openpbs  # noqa: E402
+
+BACKENDS = ("mock", "openpbs")
+# Every cluster of the session, whichever backend: they share the loopback addresses, so
+# starting one stops all the others first.
+_STARTED = []
 SSH_OPTIONS = ["-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no",
                "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
                "-o", "ConnectTimeout=10"]
+
+
+def pytest_addoption(parser):
+    parser.addoption("--backend", action="append", choices=BACKENDS, default=None,
+                     help="run the integration tests on this test-cluster backend only "
+                     "(repeatable; default both, or $HPC_PBS_BACKENDS)")
+
+
+def selected_backends(config):
+    chosen = config.getoption("--backend")
+    if not chosen:
+        chosen = [b.strip() for b in os.environ.get("HPC_PBS_BACKENDS", ",".join(BACKENDS)).split(",")
+                  if b.strip()]
+    unknown = [b for b in chosen if b not in BACKENDS]
+    if unknown:
+        raise pytest.UsageError("unknown backend(s) %s; accepted: %s" % (unknown, ", ".join(BACKENDS)))
+    return [b for b in BACKENDS if b in chosen]
+
+
+def pytest_generate_tests(metafunc):
+    if "pbs_backend" in metafunc.fixturenames:
+        metafunc.parametrize("pbs_backend", selected_backends(metafunc.config), indirect=True,
+                             scope="session")
+
+
+_REAL_PBS = {}
+
+
+@pytest.fixture(scope="session")
+def pbs_backend(request):
+    """``"mock"`` or ``"openpbs"``.  For ``openpbs`` the build is made first if needed (a few
+    minutes, once per tarball); no tarball: skipped; a failed build: an error."""
+    backend = request.param
+    if backend == "openpbs":
+        if "root" not in _REAL_PBS:
+            try:
+                _REAL_PBS["root"] = cluster_openpbs.install_root(build=True)
+            except cluster_openpbs.BackendError as exc:
+                _REAL_PBS["root"] = None
+                _REAL_PBS["error"] = str(exc)
+        if _REAL_PBS["root"] is None:
+            if "no source tarball" in _REAL_PBS["error"]:
+                pytest.skip(_REAL_PBS["error"])
+            pytest.fail("the OpenPBS build failed: %s" % _REAL_PBS["error"])
+    return backend
 
 
 def pytest_configure(config):
@@ -38,9 +96,10 @@ class MockCluster:
     ``inventory``: path of the Ansible inventory; ``key``: the SSH private key;
     ``addresses``: ``{node name: address}`` from ``state.json``."""
 
-    def __init__(self, workdir, python=sys.executable):
+    def __init__(self, workdir, python=sys.executable, backend="mock"):
         self.workdir = str(workdir)
         self.python = python
+        self.backend = backend
         self.inventory = None
         self.addresses = {}
 
@@ -57,7 +116,8 @@ class MockCluster:
     def up(self, moms, daemons=True, up_args=()):
         """``cluster up``; ``up_args``: more options, e.g. ``["--vnodes-per-mom", "2"]``,
         ``["--no-atom"]``, ``["--cgroups", "off"]`` (see the launcher's docstring)."""
-        args = ["up", "--moms", str(moms)] + ([] if daemons else ["--no-daemons"]) + list(up_args)
+        args = ["up", "--moms", str(moms), "--pbs", self.backend]
+        args += ([] if daemons else ["--no-daemons"]) + list(up_args)
         self.inventory = self.launcher(*args, stdin=subprocess.DEVNULL).stdout.strip()
         with open(os.path.join(self.workdir, "state.json")) as handle:
             self.addresses = {n["name"]: n["address"] for n in json.load(handle)["nodes"]}
@@ -98,20 +158,22 @@ class MockCluster:
 
 
 @pytest.fixture(scope="session")
-def cluster_factory(tmp_path_factory):
-    """``cluster_factory(moms=2, daemons=True, up_args=()) -> MockCluster`` (already up)."""
-    started = []
+def cluster_factory(tmp_path_factory, pbs_backend):
+    """``cluster_factory(moms=2, daemons=True, up_args=()) -> MockCluster`` (already up), on
+    the session's ``pbs_backend``."""
+    mine = []
 
     def start(moms=2, daemons=True, up_args=()):
-        for previous in started:  # one cluster at a time: they share addresses
+        for previous in _STARTED:  # one cluster at a time: they share addresses
             previous.down()
-        cluster = MockCluster(tmp_path_factory.mktemp("cluster"))
-        started.append(cluster)
+        cluster = MockCluster(tmp_path_factory.mktemp("cluster-%s" % pbs_backend), backend=pbs_backend)
+        _STARTED.append(cluster)
+        mine.append(cluster)
         cluster.up(moms, daemons=daemons, up_args=up_args)
         return cluster
 
     yield start
-    for cluster in started:
+    for cluster in mine:
         cluster.down()
 
 
@@ -122,3 +184,13 @@ def pbs_cluster(request, cluster_factory):
     cluster = cluster_factory(moms=marker.args[0] if marker else 2, daemons=True)
     yield cluster
     cluster.down()
+
+
+@pytest.fixture(scope="session")
+def stop_other_clusters():
+    """Call it before starting a cluster outside ``cluster_factory`` (the demo, molecule):
+    stops every cluster the factories started, as they share the loopback addresses."""
+    def stop():
+        for previous in _STARTED:
+            previous.down()
+    return stop

@@ -1,4 +1,4 @@
-"""The reliable-job-startup demo: mock cluster up, site.yml over SSH (twice), a sister mom
+"""The reliable-job-startup demo: test cluster up (mock or real OpenPBS), site.yml over SSH (twice), a sister mom
 frozen, a padded job submitted as the non-root user, and the evidence that it started
 pruned (PP-928 "Case of Reliable Job Startup").
 
@@ -29,15 +29,16 @@ class DemoError(RuntimeError):
 class Cluster:
     """Thin wrapper over the launcher ``tests/integration/cluster``."""
 
-    def __init__(self, workdir, python=sys.executable):
+    def __init__(self, workdir, python=sys.executable, pbs="mock"):
         self.workdir = workdir
         self.python = python
+        self.pbs = pbs
 
     def _cmd(self, *args):
         return [self.python, CLUSTER] + list(args) + ["--workdir", self.workdir]
 
     def up(self, moms):
-        out = subprocess.run(self._cmd("up", "--moms", str(moms)), check=True,
+        out = subprocess.run(self._cmd("up", "--moms", str(moms), "--pbs", self.pbs), check=True,
                              stdout=subprocess.PIPE, text=True).stdout
         return out.strip().splitlines()[-1]
 
@@ -217,11 +218,12 @@ def print_evidence(evidence, out=sys.stdout):
     write("\ns accounting record:\n  %s\n" % evidence["s"])
 
 
-def run_demo(workdir, moms=5, keep=False, out=sys.stdout):
-    """The whole demo. Returns (evidence, problems, playbook recaps)."""
-    cluster = Cluster(workdir)
+def run_demo(workdir, moms=5, keep=False, out=sys.stdout, pbs="mock"):
+    """The whole demo on backend ``pbs`` (``mock`` or ``openpbs``, the real OpenPBS).
+    Returns (evidence, problems, playbook recaps)."""
+    cluster = Cluster(workdir, pbs=pbs)
     try:
-        out.write("--- bringing up 1 server + %d moms\n" % moms)
+        out.write("--- bringing up 1 server + %d moms (%s)\n" % (moms, "real OpenPBS" if pbs == "openpbs" else "mock PBS"))
         out.flush()
         inventory = cluster.up(moms)
         recaps = []

@@ -12,10 +12,11 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory):
+def demo(tmp_path_factory, pbs_backend, stop_other_clusters):
+    stop_other_clusters()
     workdir = str(tmp_path_factory.mktemp("demo-cluster"))
     out = io.StringIO()
-    evidence, problems, recaps = rjs_demo.run_demo(workdir, moms=5, out=out)
+    evidence, problems, recaps = rjs_demo.run_demo(workdir, moms=5, out=out, pbs=pbs_backend)
     return {"evidence": evidence, "problems": problems, "recaps": recaps, "out": out.getvalue()}
 
 
