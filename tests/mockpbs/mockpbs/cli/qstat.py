@@ -5,10 +5,35 @@ job arrays, ``-J`` shows job arrays only), ``-f`` the full listing (``Job Id:``,
 ``    attr = value`` in PBS's attribute order, values wrapped at 78 columns with tab
 continuation lines), ``-B`` the server table and ``-Bf`` the full server listing. ``-x``
 without ``job_history_enable`` prints PBS's "not configured" message.
+
+``-f -F json`` (jobs) and ``-B -f -F json`` (server) print the listing as OpenPBS 23.06's
+qstat does (src/cmds/qstat.c ``prt_attr`` with libcjson 1.7, ``cJSON_Print``): one object
+``{"timestamp": <epoch>, "pbs_version", "pbs_server", "Jobs"|"Server": {<id>: {...}}}``,
+tab-indented, in which
+
+- a resource attribute (``Resource_List.ncpus``) is a member of an object named after the
+  attribute (``"Resource_List": {"ncpus": 1}``);
+- ``Variable_List`` is an object of its ``name=value`` pieces (split at commas not escaped
+  by a backslash, then at the first ``=``);
+- ``Job_Name``, ``project`` and ``Account_Name`` are always strings;
+- every other value (resource values and Variable_List values included) is what
+  ``cJSON_Parse`` makes of its text when that text is one whole JSON value (``21`` -> 21,
+  ``007`` -> 7, ``true`` -> true, ``1e5`` -> 100000), else the text as a string;
+- the date attributes are their ``ctime`` text, as in the text listing;
+- the "Jobs" object is created by the first job operand that qstat lists: the jobs of later
+  operands are left out (``qstat -f -F json 1 2`` shows only job 1, as OpenPBS does);
+- no "Jobs" member at all when there is no job.
+
+``-F`` without ``-f``, or with ``-w``/``-n``/``-s``/``-1``/``-H``/``-a``, is refused with
+``qstat: conflicting options.`` and the usage (exit 2); ``-F dsv`` is not emulated.
 """
 import getopt
+import json
+import re
 import sys
+import time
 
+from mockpbs import PBS_VERSION
 from mockpbs.cli import common
 
 LINESIZE = 78
@@ -58,7 +83,9 @@ def format_attr(name, value):
 SUBJOB_HIDDEN = {"Checkpoint"}
 
 
-def job_items(job):
+def job_attributes(job):
+    """``[(attribute, resource or None, value text)]`` of one job as qstat lists them, in
+    PBS's order (resource attributes one entry per resource, sorted by resource name)."""
     items = []
     seen = set()
     keys = list(JOB_ORDER) + [k for k in job if k not in JOB_ORDER]
@@ -71,14 +98,20 @@ def job_items(job):
         value = job[key]
         if key in ("Resource_List", "resources_used"):
             for res in sorted(value):
-                items.append(("%s.%s" % (key, res), value[res]))
+                items.append((key, res, str(value[res])))
         elif key == "Variable_List":
-            items.append((key, ",".join("%s=%s" % kv for kv in value.items())))
+            items.append((key, None, ",".join("%s=%s" % kv for kv in value.items())))
         elif key in TIME_ATTRS:
-            items.append((key, common.ctime_text(value)))
+            items.append((key, None, common.ctime_text(value)))
         else:
-            items.append((key, str(value)))
+            items.append((key, None, str(value)))
     return items
+
+
+def job_items(job):
+    """``[(name, value text)]`` of the text listing: resources as ``attribute.resource``."""
+    return [("%s.%s" % (name, resource) if resource else name, value)
+            for name, resource, value in job_attributes(job)]
 
 
 def print_full(jobs):
@@ -87,6 +120,161 @@ def print_full(jobs):
         for name, value in job_items(job):
             sys.stdout.write(format_attr(name, value))
         sys.stdout.write("\n")
+
+
+# -- -F json: what OpenPBS's qstat builds with libcjson ------------------------------------
+# Attributes qstat always inserts as strings (qstat.c batch_item_json_type_triage).
+JSON_STRING_ATTRS = ("Job_Name", "project", "Account_Name")
+JSON_VARIABLE_LIST = "Variable_List"
+# The prefix of a number that strtod converts, in the characters cJSON hands it.
+_CJSON_NUMBER_RUN = re.compile(r"[0-9+\-eE.]*")
+_STRTOD_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_JSON_DECODER = json.JSONDecoder(strict=False)
+
+
+class NotJson(ValueError):
+    """The text is not one whole JSON value (cJSON_ParseWithOpts would return NULL)."""
+
+
+def _skip_cjson_whitespace(text, index):
+    """cJSON skips every character up to and including the space (code points <= 32)."""
+    while index < len(text) and ord(text[index]) <= 32:
+        index += 1
+    return index
+
+
+def _cjson_number(text, index):
+    """``(float, end)`` of the number at ``index``: cJSON copies the run of number
+    characters (at most 63) and lets strtod convert what it can of it."""
+    run = _CJSON_NUMBER_RUN.match(text, index).group(0)[:63]
+    converted = _STRTOD_DECIMAL.match(run)
+    if not converted:
+        raise NotJson(text)
+    return float(converted.group(0)), index + converted.end()
+
+
+def cjson_parse(text):
+    """The value ``cJSON_ParseWithOpts(text, NULL, require_null_terminated=1)`` returns:
+    ``None`` for JSON null, bool, ``float`` for every number, str, list or dict. Raises
+    :class:`NotJson` when cJSON would return NULL. Strings, arrays and objects are decoded
+    with Python's json module (values that start with ``"``, ``[`` or ``{`` are rare in
+    job attributes)."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    index = _skip_cjson_whitespace(text, 0)
+    rest = text[index:]
+    for literal, value in (("null", None), ("false", False), ("true", True)):
+        if rest.startswith(literal):
+            parsed, end = value, index + len(literal)
+            break
+    else:
+        if rest[:1] == "-" or "0" <= rest[:1] <= "9":
+            parsed, end = _cjson_number(text, index)
+        elif rest[:1] in ('"', "[", "{"):
+            try:
+                parsed, end = _JSON_DECODER.raw_decode(text, index)
+            except ValueError:
+                raise NotJson(text)
+        else:
+            raise NotJson(text)
+    if _skip_cjson_whitespace(text, end) != len(text):
+        raise NotJson(text)
+    return parsed
+
+
+def json_parsed(text):
+    """``pbs_json_insert_parsed``: the JSON value of ``text``, else ``text`` as a string."""
+    try:
+        return cjson_parse(text)
+    except NotJson:
+        return text
+
+
+def variable_list_object(text):
+    """``Variable_List`` as qstat's JSON shows it: ``{name: parsed value}``. A piece runs
+    to the next comma not escaped by a backslash (``\\,`` becomes ``,``) and splits at its
+    first ``=``; a trailing comma starts no piece."""
+    out = {}
+    index = 0
+    while index < len(text):
+        piece = []
+        while index < len(text) and text[index] != ",":
+            if text[index] == "\\" and text[index + 1:index + 2] == ",":
+                index += 1
+            piece.append(text[index])
+            index += 1
+        name, _, value = "".join(piece).partition("=")
+        out[name] = json_parsed(value)
+        index += 1
+    return out
+
+
+def json_attributes(triples):
+    """The JSON object of one job or server from ``[(attribute, resource, text)]``."""
+    out = {}
+    for name, resource, value in triples:
+        if resource:
+            out.setdefault(name, {})[resource] = json_parsed(value)
+        elif name == JSON_VARIABLE_LIST:
+            out[name] = variable_list_object(value)
+        elif name in JSON_STRING_ATTRS:
+            out[name] = value
+        else:
+            out[name] = json_parsed(value)
+    return out
+
+
+def cjson_number_text(number):
+    """cJSON 1.7.15's print_number: ``null`` for NaN and infinities, else ``%1.15g`` or,
+    when that does not read back as the same double, ``%1.17g`` (so ``-0`` stays ``-0``)."""
+    if number != number or number in (float("inf"), float("-inf")):
+        return "null"
+    text = "%1.15g" % number
+    if abs(float(text) - number) > max(abs(float(text)), abs(number)) * sys.float_info.epsilon:
+        text = "%1.17g" % number
+    return text
+
+
+def cjson_print(value, depth=0):
+    """``cJSON_Print`` (formatted): objects one member a line, indented with tabs, a tab
+    after each ``:``; arrays on one line, ``", "`` between items."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, (int, float)):
+        return cjson_number_text(float(value))
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(cjson_print(item, depth + 1) for item in value) + "]"
+    members = ["%s%s:\t%s" % ("\t" * (depth + 1), json.dumps(key, ensure_ascii=False),
+                              cjson_print(item, depth + 1)) for key, item in value.items()]
+    body = "".join(member + (",\n" if index < len(members) - 1 else "\n")
+                   for index, member in enumerate(members))
+    return "{\n" + body + "\t" * depth + "}"
+
+
+def json_document(section, objects):
+    """qstat's whole JSON output: the prologue, then ``section`` ("Jobs" or "Server")
+    holding ``objects`` (``[(id, triples)]``), left out when there are none."""
+    document = {"timestamp": float(int(time.time())), "pbs_version": PBS_VERSION,
+                "pbs_server": common.server_name()}
+    if objects:
+        document[section] = dict((name, json_attributes(triples)) for name, triples in objects)
+    return cjson_print(document) + "\n"
+
+
+def server_attributes(reply):
+    """``[(attribute, resource, text)]`` of ``stat_server`` items
+    (``resources_default.ncpus`` -> ``("resources_default", "ncpus", ...)``)."""
+    triples = []
+    for name, value in reply["items"]:
+        attribute, _, resource = name.partition(".")
+        triples.append((attribute, resource or None, str(value)))
+    return triples
 
 
 def print_table(jobs):
@@ -120,6 +308,59 @@ def print_server(reply, full):
         items.get("server_state", "")))
 
 
+USAGE = """usage: 
+qstat [-f] [-J] [-p] [-t] [-x] [-E] [-F format | -w] [-D delim] [ job_identifier... | destination... ]
+qstat [-a|-i|-r|-H|-T] [-J] [-t] [-u user] [-n] [-s] [-G|-M] [-1] [-w]
+\t[ job_identifier... | destination... ]
+qstat -Q [-f] [-F format] [-D delim] [ destination... ]
+qstat -q [-G|-M] [ destination... ]
+qstat -B [-f] [-F format] [-D delim] [ server_name... ]
+qstat --version
+"""
+OUTPUT_FORMATS = ("default", "dsv", "json")
+# Options that select one of qstat's alternate displays: none goes with -F.
+ALTERNATE_DISPLAYS = ("-a", "-H", "-n", "-s", "-1", "-w")
+
+
+def output_format(opts):
+    """``(format, error text)``: the ``-F`` format (``default`` without -F), or the text
+    qstat prints before refusing the options (exit 2)."""
+    flags = {o for o, _ in opts}
+    chosen = "default"
+    for option, value in opts:
+        if option == "-F":
+            if value.lower() not in OUTPUT_FORMATS:
+                return None, USAGE
+            chosen = value.lower()
+    if chosen != "default" and ("-f" not in flags or flags.intersection(ALTERNATE_DISPLAYS)):
+        return None, "qstat: conflicting options.\n" + USAGE
+    if chosen == "dsv":
+        return None, "qstat: -F dsv is not emulated by the mock PBS\n"
+    return chosen, None
+
+
+def stat_listed_jobs(ids, flags):
+    """``(jobs of each operand that qstat lists [[job, ...], ...], rc)``; errors are
+    written to stderr as qstat does."""
+    history = "-x" in flags or "-H" in flags
+    if not ids:
+        reply = common.call("stat_jobs", ids=None, history=history, subjobs="-t" in flags,
+                            arrays_only="-J" in flags)
+        if history and not reply.get("history_enabled"):
+            sys.stderr.write("qstat: PBS is not configured to maintain job history \n")
+        return [reply.get("jobs", [])], 0
+    rc = 0
+    listed = []
+    for jobid in ids:
+        reply = common.call("stat_jobs", ids=[jobid], history=history)
+        if not reply.get("ok"):
+            sys.stderr.write("qstat: %s\n" % reply.get("error", ""))
+            rc = common.exit_code(reply.get("code", 1))
+            continue
+        listed.append(reply["jobs"])
+    return listed, rc
+
+
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if common.wants_version(argv):
@@ -130,29 +371,27 @@ def main(argv=None):
         sys.stderr.write("qstat: %s\nusage: qstat [-f] [-x] [-B] [job_identifier...]\n" % exc.msg)
         return 2
     flags = {o for o, _ in opts}
+    chosen, error = output_format(opts)
+    if error:
+        sys.stderr.write(error)
+        return 2
     try:
         if "-B" in flags:
-            print_server(common.call("stat_server"), "-f" in flags)
+            reply = common.call("stat_server")
+            if chosen == "json":
+                sys.stdout.write(json_document("Server", [(reply["name"], server_attributes(reply))]))
+            else:
+                print_server(reply, "-f" in flags)
             return 0
-        history = "-x" in flags or "-H" in flags
-        rc = 0
-        jobs = []
-        if ids:
-            for jobid in ids:
-                reply = common.call("stat_jobs", ids=[jobid], history=history)
-                if not reply.get("ok"):
-                    sys.stderr.write("qstat: %s\n" % reply.get("error", ""))
-                    rc = common.exit_code(reply.get("code", 1))
-                    continue
-                jobs.extend(reply["jobs"])
-        else:
-            reply = common.call("stat_jobs", ids=None, history=history, subjobs="-t" in flags,
-                                arrays_only="-J" in flags)
-            jobs = reply.get("jobs", [])
-            if history and not reply.get("history_enabled"):
-                sys.stderr.write("qstat: PBS is not configured to maintain job history \n")
+        listed, rc = stat_listed_jobs(ids, flags)
     except common.ServerUnreachable as exc:
         return common.unreachable("qstat", exc)
+    if chosen == "json":
+        # Only the first listed operand reaches the "Jobs" object (see the module docstring).
+        first = next((jobs for jobs in listed if jobs), [])
+        sys.stdout.write(json_document("Jobs", [(job["id"], job_attributes(job)) for job in first]))
+        return rc
+    jobs = [job for operand in listed for job in operand]
     if "-f" in flags:
         print_full(jobs)
     else:
