@@ -1,14 +1,18 @@
 """hpc.pbs.held_jobs with qstat and qrls faked at the process boundary.
 
-The fake prints ``qstat -f -t`` in OpenPBS 23.06's format: every block is the verbatim
-transcript output of ``qstat -f`` of an array parent and a subjob (reference
-h_job_arrays, fixture ``qstat_f_t_array``) with only the attributes a failed start
-changes put in (job_state, Hold_Types, comment, run_count...). ``qrls -h s`` releases as
-the seed job-array-subjob-run-count-hold-release interface 3 says; errors are printed as
+The fake prints ``qstat -f -F json -t`` as OpenPBS 23.06 does (the mock's qstat builds the
+document; tests/unit/mockpbs/test_cli_qstat_json.py checks it against libcjson): every job
+is the verbatim transcript output of ``qstat -f`` of an array parent and a subjob
+(reference h_job_arrays, fixture ``qstat_f_t_array``) with only the attributes a failed
+start changes put in (job_state, Hold_Types, comment, run_count...). A fake of a PBS
+without ``-F json`` answers with qstat's usage and prints the text listing instead.
+``qrls -h s`` releases as the job-array design's interface 3 says; errors are printed as
 real qrls does (``qrls: <message> <job id>``, exit code errno % 256).
 """
+import json
 import os
 import re
+from pathlib import Path
 
 import pytest
 from ansible.module_utils.basic import AnsibleModule
@@ -16,11 +20,19 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.hpc.pbs.plugins.module_utils import jobs as jobs_utils
 from ansible_collections.hpc.pbs.plugins.modules import held_jobs
 from hpc_pbs_module_fakes import run_module
+from mockpbs.cli import qstat as mock_qstat
+from mockpbs.hookrun import run_hook
 
 FIXTURE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures",
                        "qstat_f_t_array")
 HELD = "job held, too many failed attempts to run"
 ARRAY_HELD = "Job Array Held, too many failed attempts to run subjob %s"
+# What the scheduler leaves in the comment with job_run_wait = execjob_hook.
+OVERWRITTEN = "Not Running: PBS Error: Execution server rejected request"
+TMPDIR = "job held due to possible security breach of job tmpdir, failed to start"
+OPERATOR = "Job held by root on Sat Nov 21 19:30:00 2026"
+REPO = Path(__file__).resolve().parents[4]
+RESOURCE_ATTRS = ("Resource_List", "resources_used")
 
 
 def transcript_blocks():
@@ -47,20 +59,22 @@ class FakePbs(object):
         self.jobs = {}
         self.calls = []
         self.refuse = {}
+        self.has_json = True
 
     def add(self, job_id, kind, **attrs):
         self.jobs[job_id] = dict(kind=kind, **attrs)
 
-    def held_job(self, job_id, queue="workq", owner="pbsuser@vm", runs=21):
-        self.add(job_id, "job", job_state="H", Hold_Types="s", comment=HELD,
+    def held_job(self, job_id, queue="workq", owner="pbsuser@vm", runs=21, comment=HELD):
+        self.add(job_id, "job", job_state="H", Hold_Types="s", comment=comment,
                  run_count=str(runs), queue=queue, Job_Owner=owner)
 
-    def held_array(self, number, held_index=1, other_indices=(2,), queue="workq"):
+    def held_array(self, number, held_index=1, other_indices=(2,), queue="workq",
+                   comment=None, subjob_comment=HELD):
         array_id = "%d[].vm" % number
         sub_id = "%d[%d].vm" % (number, held_index)
         self.add(array_id, "array", job_state="H", Hold_Types="s",
-                 comment=ARRAY_HELD % sub_id, queue=queue)
-        self.add(sub_id, "subjob", job_state="H", Hold_Types="s", comment=HELD,
+                 comment=comment or ARRAY_HELD % sub_id, queue=queue)
+        self.add(sub_id, "subjob", job_state="H", Hold_Types="s", comment=subjob_comment,
                  run_count="21", array_id=array_id, array_index=str(held_index),
                  queue=queue)
         for index in other_indices:
@@ -88,13 +102,34 @@ class FakePbs(object):
             out.append(line)
         return "\n".join(out) + "\n\n"
 
+    def text_listing(self):
+        return "".join(self.render(i, j) for i, j in self.jobs.items())
+
+    def json_listing(self):
+        """The listing as ``qstat -f -F json -t`` prints it."""
+        objects = []
+        for job_id, attrs in jobs_utils.parse_qstat_full(self.text_listing()):
+            triples = []
+            for name, value in attrs.items():
+                attribute, _, resource = name.partition(".")
+                if attribute in RESOURCE_ATTRS:
+                    triples.append((attribute, resource, value))
+                else:
+                    triples.append((name, None, value))
+            objects.append((job_id, triples))
+        return mock_qstat.json_document("Jobs", objects)
+
     # -- AnsibleModule.run_command replacement -----------------------------------------
     def run_command(self, args, **kwargs):
         assert isinstance(args, list), "commands must be argument lists, never a shell string"
         self.calls.append(list(args))
         if args[0] == self.qstat:
-            assert args[1:] == ["-f", "-t"], args
-            return 0, "".join(self.render(i, j) for i, j in self.jobs.items()), ""
+            if args[1:] == ["-f", "-F", "json", "-t"]:
+                if not self.has_json:
+                    return 2, "", "qstat: invalid option -- 'F'\nusage: \nqstat [-f] ...\n"
+                return 0, self.json_listing(), ""
+            assert args[1:] == ["-f", "-t"] and not self.has_json, args
+            return 0, self.text_listing(), ""
         assert args[0] == self.qrls and args[1:3] == ["-h", "s"], args
         rc, err = 0, []
         for job_id in args[3:]:
@@ -134,6 +169,7 @@ def pbs(tmp_path, monkeypatch):
     for var in ("PBS_HOME", "PBS_EXEC", "PBS_CONF_FILE"):
         monkeypatch.delenv(var, raising=False)
     fake = FakePbs(str(exec_dir))
+    monkeypatch.setattr(mock_qstat.common, "server_name", lambda: "vm")
     monkeypatch.setattr(AnsibleModule, "run_command",
                         lambda self, args, **kw: fake.run_command(args, **kw))
     fake.conf = str(conf)
@@ -192,6 +228,8 @@ def test_lists_held_jobs_arrays_and_subjobs_with_run_counts(pbs):
     assert sorted(by_id) == ["12.vm", "14[1].vm", "14[].vm"]
     assert by_id["12.vm"]["run_count"] == 21 and by_id["12.vm"]["kind"] == "job"
     assert by_id["12.vm"]["comment"] == HELD and by_id["12.vm"]["hold_types"] == "s"
+    assert set(e["cause"] for e in result["jobs"]) == {"failed_starts"}
+    assert result["per_cause"] == {"failed_starts": 3} and result["kept"] == []
     assert by_id["14[].vm"]["kind"] == "array" and by_id["14[].vm"]["run_count"] is None
     assert by_id["14[].vm"]["comment"] == ARRAY_HELD % "14[1].vm"
     assert by_id["14[1].vm"]["array_id"] == "14[].vm" and by_id["14[1].vm"]["run_count"] == 21
@@ -281,7 +319,7 @@ def test_qrls_error_names_what_was_and_was_not_released(pbs):
 @pytest.mark.parametrize("args,text", [
     (dict(state="gone"), "value of state must be one of"),
     (dict(queues="workq; rm -rf /"), "is not a PBS name"),
-    (dict(job_ids=["12.vm\n13.vm"]), "is not a PBS name"),
+    (dict(job_ids=["12.vm\n13.vm"]), "'12.vm\\n13.vm' is not a PBS job id; give job ids as N, N.server"),
     (dict(users=[""]), "is not a PBS name"),
     (dict(queues={"a": 1}), "queues"),
 ])
@@ -304,4 +342,172 @@ def test_server_down_fails_with_qstat_message(pbs, monkeypatch):
                        "(errno=15010)\n")
     monkeypatch.setattr(AnsibleModule, "run_command", lambda self, args, **kw: down(args))
     code, result = run(pbs, state="released")
-    assert code == 1 and "errno=15010" in result["msg"] and result["cmd"][1:] == ["-f", "-t"]
+    assert code == 1 and "errno=15010" in result["msg"]
+    assert result["cmd"][1:] == ["-f", "-F", "json", "-t"]
+
+
+
+# -- reading: JSON, and text where qstat has no -F json --------------------------------------
+def test_reads_qstat_json_and_falls_back_to_text_without_it(pbs):
+    pbs.held_job("12.vm")
+    pbs.held_array(14)
+    code, from_json = run(pbs)
+    assert code == 0 and pbs.calls == [[pbs.qstat, "-f", "-F", "json", "-t"]]
+    pbs.has_json, pbs.calls = False, []
+    code, from_text = run(pbs)
+    assert code == 0
+    assert pbs.calls == [[pbs.qstat, "-f", "-F", "json", "-t"], [pbs.qstat, "-f", "-t"]]
+    assert from_text["jobs"] == from_json["jobs"] and len(from_json["jobs"]) == 3
+
+
+def test_json_values_become_the_text_qstat_prints():
+    listing = {"Jobs": {"12.vm": {"run_count": 21, "comment": 7, "Hold_Types": "s",
+                                  "Resource_List": {"ncpus": 2}, "x": True, "y": None,
+                                  "z": 1.5}}}
+    [(job_id, attrs)] = held_jobs.jobs_from_json(json.dumps(listing))
+    assert job_id == "12.vm"
+    assert attrs == {"run_count": "21", "comment": "7", "Hold_Types": "s",
+                     "Resource_List": {"ncpus": 2}, "x": "true", "y": "null", "z": "1.5"}
+    assert held_jobs.jobs_from_json('{"timestamp": 1, "pbs_server": "vm"}') == []
+    with pytest.raises(ValueError):
+        held_jobs.jobs_from_json('{"Jobs": [1]}')
+
+
+def test_unreadable_json_fails_naming_the_command(pbs, monkeypatch):
+    monkeypatch.setattr(pbs, "json_listing", lambda: "{not json")
+    code, result = run(pbs)
+    assert code == 1 and "cannot read the JSON of qstat -f -F json -t" in result["msg"]
+
+
+# -- causes ------------------------------------------------------------------------------------
+def reliable_startup_comment(tmp_path):
+    """The reject message of the bundled reliable_job_startup hook when release_nodes()
+    cannot keep the original select (both sisters failed), run under the pbs emulator; the
+    mock mom makes it the job's comment."""
+    vnodes = dict((name, {"name": name, "host": name, "state": "free",
+                          "resources_available": {"ncpus": "1"}}) for name in ("ms", "s1", "s2"))
+    job = {"id": "13.vm", "queue": "workq", "Hold_Types": "n", "run_count": "1",
+           "tolerate_node_failures": "job_start", "schedselect": "1:ncpus=1+2:ncpus=1",
+           "exec_vnode": "(ms:ncpus=1)+(s1:ncpus=1)+(s2:ncpus=1)", "exec_host": "ms/0+s1/0+s2/0",
+           "Resource_List": {"select": "1:ncpus=1+2:ncpus=1", "ncpus": "3", "nodect": "3",
+                             "place": "scatter", "site": "1:ncpus=1+1:ncpus=1"}}
+    context = {"job": job, "vnode_list": {"ms": vnodes["ms"]},
+               "vnode_list_fail": {"s1": vnodes["s1"], "s2": vnodes["s2"]},
+               "env": {"PBS_JOBID": "13.vm", "PBS_NODEFILE": "/var/spool/pbs/aux/13.vm"},
+               "argv": ["/bin/true"], "progname": "/bin/true", "in_ms_mom": True,
+               "hostname": "ms", "server": "vm", "failed_mom_list": ["s1", "s2"],
+               "succeeded_mom_list": ["ms"], "daemon": "mom"}
+    config = tmp_path / "reliable_job_startup.CF"
+    config.write_text((REPO / "files" / "hooks" / "reliable_job_startup.json").read_text())
+    hook = {"name": "reliable_job_startup", "alarm": 30, "user": "pbsadmin", "debug": False,
+            "body": str(REPO / "files" / "hooks" / "reliable_job_startup.py"),
+            "config": str(config)}
+    result = run_hook(hook, "execjob_launch", context, str(tmp_path))
+    assert not result["accepted"] and result["job"]["Hold_Types"] == "s", result
+    return result["reject_msg"]
+
+
+def causes_of(result):
+    return dict((entry["id"], entry["cause"]) for entry in result["jobs"])
+
+
+def test_causes_by_real_signals_whatever_the_comment(pbs, tmp_path):
+    pbs.held_job("12.vm", comment=OVERWRITTEN)                        # execjob_hook overwrote it
+    pbs.held_array(14, comment=OVERWRITTEN, subjob_comment=OVERWRITTEN)
+    pbs.held_job("13.vm", runs=1, comment=reliable_startup_comment(tmp_path))
+    pbs.held_job("15.vm", runs=1, comment=TMPDIR)
+    pbs.held_job("16.vm", runs=21, comment=TMPDIR)                    # never released by default
+    pbs.held_job("17.vm", runs=0, comment=OPERATOR)
+    pbs.held_job("18.vm", runs=20, comment=OVERWRITTEN)               # 20 failed starts: not yet
+    pbs.add("19.vm", "job", job_state="H", Hold_Types="u", comment=HELD, run_count="21")
+    code, result = run(pbs)
+    assert code == 0, result
+    assert causes_of(result) == {
+        "12.vm": "failed_starts", "14[].vm": "failed_starts", "14[1].vm": "failed_starts",
+        "13.vm": "reliable_startup_hook", "15.vm": "tmpdir_security", "16.vm": "tmpdir_security",
+        "17.vm": "other", "18.vm": "other"}
+    assert result["per_cause"] == {"failed_starts": 3, "reliable_startup_hook": 1,
+                                   "tmpdir_security": 2, "other": 2}
+    assert sorted(e["id"] for e in result["kept"]) == ["15.vm", "16.vm", "17.vm", "18.vm"]
+
+
+def test_array_recognised_through_its_subjobs_or_its_comment(pbs):
+    pbs.held_array(14, comment=OPERATOR)                  # comment changed, subjob at 21 runs
+    pbs.held_array(15, subjob_comment=OVERWRITTEN)
+    pbs.jobs["15[1].vm"]["run_count"] = "3"               # subjob gone back below: the comment
+    pbs.add("16[].vm", "array", job_state="H", Hold_Types="s", comment=OPERATOR)
+    assert causes_of(run(pbs)[1]) == {
+        "14[].vm": "failed_starts", "14[1].vm": "failed_starts",
+        "15[].vm": "failed_starts", "15[1].vm": "other", "16[].vm": "other"}
+
+
+def test_release_frees_only_the_causes_asked_for(pbs, tmp_path):
+    pbs.held_job("12.vm", comment=OVERWRITTEN)
+    pbs.held_job("13.vm", runs=1, comment=reliable_startup_comment(tmp_path))
+    pbs.held_job("15.vm", runs=1, comment=TMPDIR)
+    pbs.held_job("17.vm", runs=0, comment=OPERATOR)
+    code, result = run(pbs, state="released", diff=True)
+    assert code == 0, result
+    assert result["released"] == ["12.vm", "13.vm"] and result["still_held"] == []
+    assert [e["id"] for e in result["kept"]] == ["15.vm", "17.vm"]
+    assert pbs.qrls_calls() == [[pbs.qrls, "-h", "s", "12.vm", "13.vm"]]
+    assert pbs.jobs["15.vm"]["job_state"] == "H" and pbs.jobs["17.vm"]["job_state"] == "H"
+    assert result["diff"]["after"] == "15.vm\n17.vm\n"
+    assert "15.vm (tmpdir_security)\n" in result["diff"]["before"]
+
+    code, result = run(pbs, state="released", causes=["tmpdir_security"])
+    assert code == 0 and result["released"] == ["15.vm"]
+    assert [e["id"] for e in result["kept"]] == ["17.vm"]
+    code, result = run(pbs, state="released", causes=[])
+    assert code == 0 and result["changed"] is False and len(result["kept"]) == 1
+
+
+def test_array_whose_release_would_free_another_cause_is_not_released(pbs):
+    pbs.held_array(14, other_indices=())
+    pbs.add("14[2].vm", "subjob", job_state="H", Hold_Types="s", comment=TMPDIR, run_count="1",
+            array_id="14[].vm", array_index="2")
+    code, result = run(pbs, state="released")
+    assert code == 0 and result["changed"] is False and not pbs.qrls_calls()
+    assert result["not_releasable"] == ["14[1].vm", "14[].vm"]
+    assert [e["id"] for e in result["kept"]] == ["14[2].vm"]
+    assert any("qrls of its array 14[].vm would also release 14[2].vm (held for tmpdir_security)"
+               in w for w in result["warnings"])
+    code, result = run(pbs, state="released", causes=["failed_starts", "tmpdir_security"])
+    assert result["released"] == ["14[].vm"] and pbs.jobs["14[2].vm"]["job_state"] == "Q"
+
+
+def test_causes_outside_the_choices_are_refused(pbs):
+    pbs.held_job("12.vm")
+    code, result = run(pbs, state="released", causes=["everything"])
+    assert code == 1 and "value of causes must be one or more of" in result["msg"]
+    assert not pbs.calls
+
+
+# -- job ids ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("job_id", ["abc;qdel", "-h", "12.vm\n", "12 ", "1[2", "12.", "",
+                                    "[1]", "12[1-3]", "12.vm;rm", "12[]x", "12..vm"])
+def test_job_ids_that_are_not_pbs_job_ids_are_refused_before_anything_runs(pbs, job_id):
+    pbs.held_job("12.vm")
+    code, result = run(pbs, state="released", job_ids=["12", job_id])
+    assert code == 1, result
+    assert result["msg"] == ("job_ids: %r is not a PBS job id; give job ids as N, N.server, N[], "
+                             "N[].server, N[i] or N[i].server (for example 12, 12.pbs-server, "
+                             "14[], 14[3].pbs-server). Nothing was run." % job_id)
+    assert not pbs.calls and pbs.jobs["12.vm"]["job_state"] == "H"
+
+
+def test_every_bad_job_id_is_named_at_once(pbs):
+    code, result = run(pbs, job_ids=["abc;qdel", "12", "-h"])
+    assert code == 1 and result["msg"].startswith("job_ids: 'abc;qdel', '-h' are not PBS job ids;")
+
+
+@pytest.mark.parametrize("job_id,selected", [
+    ("12", ["12.vm"]), ("12.vm", ["12.vm"]), ("14[]", ["14[1].vm", "14[].vm"]),
+    ("14[].vm", ["14[1].vm", "14[].vm"]), ("14[1]", ["14[1].vm"]), ("14[1].vm", ["14[1].vm"]),
+    ("12.pbs-server.example.org", []),
+])
+def test_every_pbs_job_id_form_is_accepted(pbs, job_id, selected):
+    pbs.held_job("12.vm")
+    pbs.held_array(14)
+    code, result = run(pbs, job_ids=[job_id])
+    assert code == 0 and ids(result) == selected
