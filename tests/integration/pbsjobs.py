@@ -138,6 +138,8 @@ def set_mom_config(cluster, mom, options, vnodes=None):
     file ``config.d/pp928_vnodes`` ($configversion 2); then SIGHUP the mom and wait until it
     has re-read its config (a new ``process_hup`` line) and sent its hello."""
     lines = ["$clienthost %s" % SERVER] + ["$%s %s" % (k, v) for k, v in options.items()]
+    if getattr(cluster, "backend", "mock") == "openpbs":
+        lines.append("$usecp *:/home/ /home/")  # as the launcher set up the real mom
     write_node_file(cluster, mom, "%s/mom_priv/config" % PBS_HOME, "\n".join(lines) + "\n")
     if vnodes is not None:
         definition = ["$configversion 2"]
