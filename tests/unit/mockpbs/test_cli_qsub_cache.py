@@ -94,3 +94,31 @@ def test_a_good_change_reaches_a_running_cache(server):
     assert plain_qsub() == (0, "1.vm\n", "")
     attrs = job_attrs("1.vm")
     assert (attrs["tolerate_node_failures"], attrs["Mail_Points"]) == ("job_start", "n")
+
+
+@pytest.mark.parametrize("default, message, echoed", [
+    ("-W foo", "qsub: illegal -W value", "-W foo "),
+    ("-W tolerate_node_failures=job_start -r", "qsub: option requires an argument -- 'r'",
+     "-W tolerate_node_failures -r "),
+])
+def test_unparsable_default_is_a_directive_error(server, default, message, echoed):
+    """As a real OpenPBS 23.06 answered (the ``openpbs`` test-cluster backend): the parser's
+    message once per parse (the second after refreshing the defaults), then the directive
+    error echoing the words, rc 255 and no usage."""
+    who = server
+    assert as_root(who, "set server default_qsub_arguments = '%s'" % default)[0] == 0
+    who["now"] = PBSUSER
+    rc, out, err = plain_qsub()
+    assert (rc, out) == (255, "")
+    assert err == "%s\n%s\nqsub: directive error: %s\n" % (message, message, echoed)
+
+
+def test_directive_error_clears_once_the_server_value_is_fixed(server):
+    """The second parse reads the defaults again from the server: fixed there, it works."""
+    who = server
+    assert as_root(who, "set server default_qsub_arguments = '-W foo'")[0] == 0
+    who["now"] = PBSUSER
+    assert plain_qsub()[0] == 255
+    assert as_root(who, "unset server default_qsub_arguments")[0] == 0
+    rc, out, _ = plain_qsub()
+    assert rc == 0 and re.fullmatch(r"\d+\.vm\n", out), out

@@ -10,6 +10,13 @@ the server's ``default_qsub_arguments`` (split with shlex); a weaker value of an
 already set is neither applied nor checked. ``default_qsub_arguments`` comes from the
 caller's cache process (:mod:`mockpbs.cli.qsub_cache`), so a bad value once cached keeps
 failing every plain qsub until that process ends (transcript d).
+
+``default_qsub_arguments`` that qsub cannot even parse (``-W foo``, an option missing its
+argument) are a *directive error*, as in OpenPBS's ``do_dir()``: qsub prints the parser's
+message, refreshes the defaults from the server and parses again, prints the message a
+second time, then ``qsub: directive error: <the words> `` and exits 255 without the usage.
+A value the parser accepts but the server refuses (``tolerate_node_failures=bogus``) is
+``qsub: illegal -W value`` with the usage, rc 2, wherever it came from.
 """
 import getopt
 import os
@@ -34,7 +41,25 @@ USAGE = """usage: qsub [-a date_time] [-A account_string] [-c interval]
 
 
 class QsubUsage(Exception):
-    """Bad options: ``message`` (may be empty) is printed before the usage text."""
+    """Bad options: ``message`` (may be empty) is printed before the usage text.
+    ``syntax``: found while parsing the options (OpenPBS's ``process_opts``), not a value
+    the server would refuse."""
+
+    def __init__(self, message="", syntax=False):
+        super().__init__(message)
+        self.syntax = syntax
+
+
+class QsubDirectiveError(Exception):
+    """``default_qsub_arguments`` qsub cannot parse: ``message`` from the parser and the
+    ``words`` as qsub echoes them (an ``-W`` value cut at its ``=``, as the parser leaves
+    it)."""
+
+    def __init__(self, message, words):
+        super().__init__(message)
+        self.message = message
+        self.words = [w.split("=", 1)[0] if i and words[i - 1] == "-W" else w
+                      for i, w in enumerate(words)]
 
 
 def _put(attrs, key, value, keep, into=None):
@@ -63,13 +88,13 @@ def apply_options(opts, attrs, keep=False):
         if opt == "-l":
             for item in value.split(","):
                 if "=" not in item:
-                    raise QsubUsage("qsub: illegal -l value")
+                    raise QsubUsage("qsub: illegal -l value", syntax=True)
                 key, val = item.split("=", 1)
                 _put(attrs, key.strip(), val.strip(), keep, "Resource_List")
         elif opt == "-W":
             for item in value.split(","):
                 if "=" not in item:
-                    raise QsubUsage("qsub: illegal -W value")
+                    raise QsubUsage("qsub: illegal -W value", syntax=True)
                 key, val = item.split("=", 1)
                 if keep and key in attrs:
                     continue
@@ -82,19 +107,19 @@ def apply_options(opts, attrs, keep=False):
             try:
                 arrays.parse_range(value)
             except arrays.ArrayRangeError:
-                raise QsubUsage("qsub: illegal -J value")
+                raise QsubUsage("qsub: illegal -J value", syntax=True)
             attrs["array_indices_submitted"] = value
         elif opt == "-j":
             if keep and "Join_Path" in attrs:
                 continue
             if value not in ("oe", "eo", "n"):
-                raise QsubUsage("qsub: illegal -j value")
+                raise QsubUsage("qsub: illegal -j value", syntax=True)
             attrs["Join_Path"] = value
         elif opt == "-r":
             if keep and "Rerunable" in attrs:
                 continue
             if value not in ("y", "n"):
-                raise QsubUsage("qsub: illegal -r value")
+                raise QsubUsage("qsub: illegal -r value", syntax=True)
             attrs["Rerunable"] = "True" if value == "y" else "False"
         elif opt == "-v":
             for item in value.split(","):
@@ -119,10 +144,13 @@ SIMPLE_OPTIONS = {
 
 
 def _parse(args):
+    """getopt with glibc's messages, as qsub prints them."""
     try:
         opts, rest = getopt.getopt(args, OPTSTRING)
     except getopt.GetoptError as exc:
-        raise QsubUsage("qsub: %s" % exc.msg)
+        if exc.opt and exc.opt in OPTSTRING:
+            raise QsubUsage("qsub: option requires an argument -- '%s'" % exc.opt, syntax=True)
+        raise QsubUsage("qsub: invalid option -- '%s'" % (exc.opt or "?"), syntax=True)
     return opts, rest
 
 
@@ -190,8 +218,14 @@ def build_job(argv, default_arguments, stdin):
         directive_opts, _ = _parse(script_directives(script))
         apply_options(directive_opts, attrs, keep=True)
     if default_arguments:
-        default_opts, _ = _parse(shlex.split(default_arguments))
-        apply_options(default_opts, attrs, keep=True)
+        words = shlex.split(default_arguments)
+        try:
+            default_opts, _ = _parse(words)
+            apply_options(default_opts, attrs, keep=True)
+        except QsubUsage as exc:
+            if not exc.syntax:
+                raise
+            raise QsubDirectiveError(str(exc), words)
     attrs.setdefault("Job_Name", name)
     variables = base_variables()
     if attrs.pop("_all_env", False):
@@ -229,6 +263,19 @@ def _defaults_source():
     return dict(server.get("items") or []).get("default_qsub_arguments"), None, False
 
 
+def _refreshed_defaults(defaults, cached):
+    """``(defaults, version)`` read again: through the cache process (which asks the server)
+    when there is one, else straight from the server."""
+    if cached:
+        try:
+            refreshed = qsub_cache.request(common.identity(), common.server_name(),
+                                           common.server_address(), op="refresh")
+        except qsub_cache.CacheUnavailable:
+            refreshed = {"defaults": defaults, "version": None}
+        return refreshed.get("defaults"), refreshed.get("version")
+    return _defaults_source()[:2]
+
+
 def main(argv=None):
     """``qsub``: prints the job id (rc 0); bad options print the usage (rc 2); a server
     refusal prints ``qsub: <message>`` (rc errno % 256)."""
@@ -243,6 +290,13 @@ def main(argv=None):
     for attempt in range(2):
         try:
             attrs, script = build_job(argv, defaults, stdin)
+        except QsubDirectiveError as exc:
+            sys.stderr.write(exc.message + "\n")
+            if attempt == 0:
+                defaults, version = _refreshed_defaults(defaults, cached)
+                continue
+            sys.stderr.write("qsub: directive error: %s\n" % "".join(w + " " for w in exc.words))
+            return 255
         except QsubUsage as exc:
             if str(exc):
                 sys.stderr.write(str(exc) + "\n")
@@ -253,12 +307,7 @@ def main(argv=None):
         except common.ServerUnreachable as exc:
             return common.unreachable("qsub", exc)
         if reply.get("code") == PBSE_FORCE_QSUB_UPDATE and cached and attempt == 0:
-            try:
-                refreshed = qsub_cache.request(common.identity(), common.server_name(),
-                                               common.server_address(), op="refresh")
-            except qsub_cache.CacheUnavailable:
-                refreshed = {"defaults": defaults, "version": None}
-            defaults, version = refreshed.get("defaults"), refreshed.get("version")
+            defaults, version = _refreshed_defaults(defaults, cached)
             continue
         break
     if not reply.get("ok"):
