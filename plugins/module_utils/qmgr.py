@@ -18,9 +18,20 @@ Writes run in ONE ``qmgr -a`` invocation with the commands on stdin: ``-a`` make
 stop at the first rejected command (without it, qmgr goes on and its exit code only
 reflects the last command), so a failed step can never be followed by a later one such
 as enabling a hook.
+
+Every command is built here, from checked parts, so that no input can extend it: on stdin
+qmgr ends a command at a newline or an unquoted ``;``, joins a line ending in ``\\`` with
+the next, starts a comment at an unquoted `` #``, and reads ``,`` as a list separator and
+``=`` as an assignment. Object names and attribute names must therefore match qmgr's
+grammar for their object type in full (:data:`NAME_RULES`, :func:`attribute_name_problem`);
+several objects are named only by passing a list; values are quoted (:func:`quote_value`)
+and may hold no newline or other control character; values of the attributes this
+collection knows must also have their type (``qmgr_attributes``).
 """
 
 import re
+
+from ansible_collections.hpc.pbs.plugins.module_utils import qmgr_attributes
 
 OBJECT_TYPES = ("server", "sched", "queue", "node", "hook", "pbshook")
 
@@ -35,8 +46,38 @@ EXIT_MISSING_OBJECT = 1
 TRUE_WORDS = ("true", "t", "y", "1")
 FALSE_WORDS = ("false", "f", "n", "0")
 
+# Object names by type: (full-match pattern, longest length, what is accepted). qmgr's
+# check_list() wants a letter first (a letter or digit for nodes) and splits on "," and
+# "@"; the server limits queue and scheduler names to 15 characters (PBS_MAXQUEUENAME,
+# PBS_MAXSCHEDNAME), node names to 255 and legal_vnode_char(); hook names are file names
+# NAME.HK/.PY/.CF under server_priv/hooks (PBS_HOOK_NAME_SIZE 512). PBS also allows
+# "#", "^", "/" and "\\" in node names; this collection does not, as qmgr's stdin reader
+# treats a trailing "\\" as a line continuation.
+NAME_RULES = {
+    "server": (re.compile(r"[A-Za-z][A-Za-z0-9.-]*"), 255,
+               "a host name: a letter, then letters, digits, '.' or '-'"),
+    "sched": (re.compile(r"[A-Za-z][A-Za-z0-9_-]*"), 15,
+              "a letter, then letters, digits, '_' or '-', at most 15 characters"),
+    "queue": (re.compile(r"[A-Za-z][A-Za-z0-9_-]*"), 15,
+              "a letter, then letters, digits, '_' or '-', at most 15 characters"),
+    "node": (re.compile(r"[A-Za-z0-9][A-Za-z0-9._\[\]-]*"), 255,
+             "a letter or digit, then letters, digits, '.', '_', '-', '[' or ']'"),
+    "hook": (re.compile(r"[A-Za-z][A-Za-z0-9_-]*"), 511,
+             "a letter, then letters, digits, '_' or '-'"),
+    "pbshook": (re.compile(r"[A-Za-z][A-Za-z0-9_-]*"), 511,
+                "a letter, then letters, digits, '_' or '-'"),
+}
+# Attribute names (``attr`` or ``attr.resource``): PBS attribute names are a letter then
+# letters, digits and "_"; resource names verify_resc_name() (attr_resc_func.c) also "-".
+_ATTRIBUTE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+_RESOURCE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+RESOURCE_OBJECT_TYPES = ("server", "queue", "node")
+ATTRIBUTE_NAME_ACCEPTED = ("an attribute name as qmgr lists it: a letter, then letters, "
+                           "digits or '_' (for server, queue and node also "
+                           "ATTRIBUTE.RESOURCE such as resources_available.ncpus)")
+
 # Characters a value may hold and still be written without quotes.
-_BARE_VALUE = re.compile(r"^[A-Za-z0-9_.@*:/%+-]+$")
+_BARE_VALUE = re.compile(r"[A-Za-z0-9_.@*:/%+-]+")
 _ATTR_LINE = re.compile(r"^    (\S+) =(?: (.*))?$")
 _HEADER_LINE = re.compile(r"^(\S+) (\S+)\s*$")
 _MAX_OPEN = re.compile(r"^Max open servers: \d+\s*$")
@@ -44,12 +85,14 @@ _MAX_OPEN = re.compile(r"^Max open servers: \d+\s*$")
 
 class QmgrError(Exception):
     """A qmgr call failed. Attributes: ``msg``, ``cmd`` (argument list), ``rc``,
-    ``stdout``, ``stderr``, ``commands`` (stdin commands, if any), and for a batch that
+    ``stdout``, ``stderr``, ``commands`` (stdin commands, if any), for a batch that
     stopped half-way ``applied`` / ``not_applied`` (the write commands that did and did not
-    take effect, in order; None when unknown)."""
+    take effect, in order; None when unknown), and ``rejected`` (dict ``command``,
+    ``object_type``, ``name``, ``attribute``, ``value`` of the command qmgr refused; None
+    when unknown)."""
 
     def __init__(self, msg, cmd, rc, stdout, stderr, commands=None, applied=None,
-                 not_applied=None):
+                 not_applied=None, rejected=None):
         Exception.__init__(self, msg)
         self.msg = msg
         self.cmd = cmd
@@ -59,19 +102,163 @@ class QmgrError(Exception):
         self.commands = commands or []
         self.applied = applied
         self.not_applied = not_applied
+        self.rejected = rejected
 
     def fail_kwargs(self):
         """Keyword arguments for ``module.fail_json``."""
         kwargs = dict(msg=self.msg, cmd=self.cmd, rc=self.rc, stdout=self.stdout,
-                      stderr=self.stderr, commands=self.commands)
+                      stderr=self.stderr, commands=[str(c) for c in self.commands])
         if self.applied is not None:
-            kwargs.update(applied=self.applied, not_applied=self.not_applied,
+            kwargs.update(applied=[str(c) for c in self.applied],
+                          not_applied=[str(c) for c in self.not_applied],
                           changed=bool(self.applied))
+        if self.rejected is not None:
+            kwargs.update(rejected=self.rejected)
         return kwargs
 
 
 class QmgrValueError(ValueError):
-    """A value cannot be written as a qmgr command (newline, or both quote kinds)."""
+    """A name or value cannot be written as a qmgr command (its message says why and what
+    is accepted)."""
+
+
+class QmgrCommand(str):
+    """The text of one qmgr command (a ``str``) that remembers its parts: ``verb``,
+    ``object_type``, ``name`` (str, comma-joined names, or None), ``attribute`` and
+    ``value`` (None when the command has none)."""
+
+    def __new__(cls, text, verb, object_type, name=None, attribute=None, value=None):
+        self = str.__new__(cls, text)
+        self.verb = verb
+        self.object_type = object_type
+        self.name = name
+        self.attribute = attribute
+        self.value = value
+        return self
+
+    def parts(self):
+        """``{command, object_type, name, attribute, value}`` for messages and results."""
+        return dict(command=str(self), object_type=self.object_type, name=self.name,
+                    attribute=self.attribute, value=self.value)
+
+    def describe(self):
+        """``server attribute scheduler_iteration, value 'abc'`` and the like."""
+        text = object_ref(self.object_type, self.name)
+        if self.attribute is not None:
+            text += " attribute %s" % self.attribute
+        if self.value is not None:
+            text += ", value %r" % self.value
+        return text
+
+
+def _character_problem(text):
+    """The first character of ``text`` that qmgr would read as syntax, described, or None."""
+    for char in text:
+        if char in "\r\n":
+            return "a newline (qmgr would read a second command)"
+        if ord(char) < 32 or ord(char) == 127:
+            return "the control character %r" % char
+        if char.isspace():
+            return "white space"
+        if char == ",":
+            return "a comma (qmgr reads a comma as a list separator)"
+        if char == "=":
+            return "'=' (qmgr reads an assignment)"
+        if char in "\"'":
+            return "a quote"
+        if char == ";":
+            return "';' (qmgr's command separator)"
+    return None
+
+
+def object_name_problem(object_type, name):
+    """Why ``name`` cannot name one object of ``object_type`` in a qmgr command (str: what
+    is wrong and what is accepted), or None."""
+    if object_type not in NAME_RULES:
+        return "unknown qmgr object type %r; accepted: %s" % (object_type,
+                                                             ", ".join(OBJECT_TYPES))
+    pattern, longest, accepted = NAME_RULES[object_type]
+    if not isinstance(name, str):
+        return "%s name %r is not a string; accepted: %s" % (object_type, name, accepted)
+    wrong = _character_problem(name)
+    if wrong is None and not name:
+        wrong = "nothing"
+    if wrong is None and not pattern.fullmatch(name):
+        wrong = "a character qmgr does not take there"
+    if wrong is None and len(name) > longest:
+        wrong = "%d characters, more than %d" % (len(name), longest)
+    if wrong is None:
+        return None
+    hint = ""
+    if "," in name:
+        hint = " (several objects are given as a list, never inside one name)"
+    return "%s name %r is not accepted: it holds %s; accepted: %s%s" % (
+        object_type, name, wrong, accepted, hint)
+
+
+def attribute_name_problem(object_type, attribute):
+    """Why ``attribute`` cannot be an attribute name of ``object_type`` in a qmgr command
+    (str: what is wrong and what is accepted), or None."""
+    if not isinstance(attribute, str):
+        return "attribute name %r is not a string; accepted: %s" % (attribute,
+                                                                   ATTRIBUTE_NAME_ACCEPTED)
+    base, dot, resource = attribute.partition(".")
+    wrong = _character_problem(attribute)
+    if wrong is None and not _ATTRIBUTE_NAME.fullmatch(base):
+        wrong = "a character qmgr does not take in an attribute name"
+    if wrong is None and dot and object_type not in RESOURCE_OBJECT_TYPES:
+        wrong = "a resource part, which %s attributes do not have" % object_type
+    if wrong is None and dot and not _RESOURCE_NAME.fullmatch(resource):
+        wrong = "a resource name that is not a letter followed by letters, digits, '_' or '-'"
+    if wrong is None:
+        return None
+    return "%s attribute name %r is not accepted: it holds %s; accepted: %s" % (
+        object_type, attribute, wrong, ATTRIBUTE_NAME_ACCEPTED)
+
+
+def value_problem(object_type, attribute, value, operator="="):
+    """Why ``value`` (str) cannot be written to ``attribute`` of ``object_type`` with
+    ``operator``: a control character, both quote characters, or a value of the wrong type
+    for an attribute of :mod:`qmgr_attributes`. Returns str or None."""
+    for char in value:
+        if ord(char) < 32 and char != "\t" or ord(char) == 127:
+            return ("%s attribute %s: a qmgr value cannot hold a newline or other control "
+                    "character (%r in %r)" % (object_type, attribute, char, value))
+    if '"' in value and "'" in value:
+        return ("%s attribute %s: qmgr cannot take a value containing both \" and ' "
+                "(\\\" is not an escape in qmgr): %r" % (object_type, attribute, value))
+    return qmgr_attributes.value_problem(object_type, attribute, value, operator,
+                                         object_name_problem)
+
+
+def _raise_if(problem):
+    if problem:
+        raise QmgrValueError(problem)
+
+
+def stdin_line_problem(command):
+    """Why ``command`` (str) would not reach qmgr's stdin reader (get_request() in qmgr.c)
+    as exactly one whole command, or None: a newline ends it, an unquoted ``;`` starts
+    another one, an unquoted ``#`` after white space starts a comment, a trailing ``\\``
+    joins the next line, and an unclosed quote swallows the rest."""
+    quote = None
+    for index, char in enumerate(command):
+        if char in "\r\n":
+            return "qmgr command %r holds a newline" % str(command)
+        if quote:
+            if char == quote:
+                quote = None
+        elif char in "\"'":
+            quote = char
+        elif char == ";":
+            return "qmgr command %r holds an unquoted ';'" % str(command)
+        elif char == "#" and index and command[index - 1].isspace():
+            return "qmgr command %r holds an unquoted comment" % str(command)
+    if quote:
+        return "qmgr command %r holds an unclosed quote" % str(command)
+    if command.endswith("\\"):
+        return "qmgr command %r ends with a line continuation" % str(command)
+    return None
 
 
 def quote_value(value):
@@ -79,14 +266,17 @@ def quote_value(value):
 
     Bare when it only holds ``[A-Za-z0-9_.@*:/%+-]``; ``""`` for the empty string;
     ``"..."`` otherwise, or ``'...'`` when it contains ``"``. Raises
-    :class:`QmgrValueError` for a newline or for both ``"`` and ``'``.
+    :class:`QmgrValueError` for a newline or other control character, or for both ``"``
+    and ``'``.
     """
     value = str(value)
     if "\n" in value or "\r" in value:
         raise QmgrValueError("a qmgr value cannot contain a newline: %r" % value)
+    if any(ord(char) < 32 and char != "\t" or ord(char) == 127 for char in value):
+        raise QmgrValueError("a qmgr value cannot contain a control character: %r" % value)
     if value == "":
         return '""'
-    if _BARE_VALUE.match(value):
+    if _BARE_VALUE.fullmatch(value):
         return value
     if '"' in value:
         if "'" in value:
@@ -98,26 +288,93 @@ def quote_value(value):
 
 
 def object_ref(object_type, name=None):
-    """``server`` / ``server NAME`` / ``sched default`` / ``hook h1`` ... as qmgr wants."""
+    """``server`` / ``server NAME`` / ``sched default`` / ``node a,b`` ... as qmgr wants.
+
+    ``name``: None, one name (str) or an explicit list of names (joined with ``,``, which
+    qmgr runs once per object). Raises :class:`QmgrValueError` for an unknown object type
+    or a name that is not one object name of that type (:func:`object_name_problem`).
+    """
     if object_type not in OBJECT_TYPES:
-        raise ValueError("unknown qmgr object type %r" % object_type)
-    return object_type if not name else "%s %s" % (object_type, name)
+        raise QmgrValueError("unknown qmgr object type %r; accepted: %s"
+                             % (object_type, ", ".join(OBJECT_TYPES)))
+    if name is None:
+        return object_type
+    names = list(name) if isinstance(name, (list, tuple)) else [name]
+    if not names:
+        raise QmgrValueError("an empty list of %s names" % object_type)
+    for each in names:
+        _raise_if(object_name_problem(object_type, each))
+    return "%s %s" % (object_type, ",".join(names))
 
 
-def list_command(object_type, name=None):
-    return "list %s" % object_ref(object_type, name)
+def _joined(name):
+    if isinstance(name, (list, tuple)):
+        return ",".join(name)
+    return name or None
+
+
+def list_command(object_type, name=None, attributes=()):
+    """``list OBJ [NAME] [ATTR[,ATTR...]]``; names and attributes checked."""
+    text = "list %s" % object_ref(object_type, name)
+    for attribute in attributes:
+        _raise_if(attribute_name_problem(object_type, attribute))
+    if attributes:
+        text += " " + ",".join(attributes)
+    return QmgrCommand(text, "list", object_type, _joined(name))
 
 
 def set_command(object_type, name, attribute, value, operator="="):
-    """``set OBJ [NAME] attribute OP value`` with ``value`` quoted; operator = += -=."""
+    """``set OBJ [NAME] attribute OP value`` with ``value`` (str) checked
+    (:func:`value_problem`) and quoted; operator = += -=. Raises
+    :class:`QmgrValueError`."""
     if operator not in ("=", "+=", "-="):
-        raise ValueError("operator must be =, += or -=")
-    return "set %s %s %s %s" % (object_ref(object_type, name), attribute, operator,
-                                quote_value(value))
+        raise QmgrValueError("operator must be =, += or -=")
+    ref = object_ref(object_type, name)
+    _raise_if(attribute_name_problem(object_type, attribute))
+    value = str(value)
+    _raise_if(value_problem(object_type, attribute, value, operator))
+    text = "set %s %s %s %s" % (ref, attribute, operator, quote_value(value))
+    return QmgrCommand(text, "set", object_type, _joined(name), attribute, value)
 
 
 def unset_command(object_type, name, attribute):
-    return "unset %s %s" % (object_ref(object_type, name), attribute)
+    """``unset OBJ [NAME] attribute``; name and attribute checked."""
+    ref = object_ref(object_type, name)
+    _raise_if(attribute_name_problem(object_type, attribute))
+    return QmgrCommand("unset %s %s" % (ref, attribute), "unset", object_type,
+                       _joined(name), attribute)
+
+
+def create_command(object_type, name):
+    """``create OBJ NAME`` (one object)."""
+    return QmgrCommand("create %s" % object_ref(object_type, name), "create", object_type,
+                       name)
+
+
+def delete_command(object_type, name):
+    """``delete OBJ NAME`` (one object)."""
+    return QmgrCommand("delete %s" % object_ref(object_type, name), "delete", object_type,
+                       name)
+
+
+HOOK_CONTENT_TYPES = ("application/x-python", "application/x-config")
+
+
+def import_command(object_type, name, content_type, path):
+    """``import hook|pbshook NAME CONTENT_TYPE default PATH`` (``path`` quoted)."""
+    if content_type not in HOOK_CONTENT_TYPES:
+        raise QmgrValueError("content type must be one of %s" % ", ".join(HOOK_CONTENT_TYPES))
+    text = "import %s %s default %s" % (object_ref(object_type, name), content_type,
+                                        quote_value(path))
+    return QmgrCommand(text, "import", object_type, name, value=str(path))
+
+
+def export_command(object_type, name, content_type):
+    """``export hook|pbshook NAME CONTENT_TYPE default`` (to stdout)."""
+    if content_type not in HOOK_CONTENT_TYPES:
+        raise QmgrValueError("content type must be one of %s" % ", ".join(HOOK_CONTENT_TYPES))
+    return QmgrCommand("export %s %s default" % (object_ref(object_type, name), content_type),
+                       "export", object_type, name)
 
 
 def strip_max_open_servers(text):
@@ -195,8 +452,11 @@ class Qmgr(object):
         self.path = path
 
     def run_one(self, command):
-        """Run ``qmgr -c COMMAND``; return ``(rc, stdout, stderr)`` without judging rc."""
-        cmd = [self.path, "-c", command]
+        """Run ``qmgr -c COMMAND``; return ``(rc, stdout, stderr)`` without judging rc.
+        Raises :class:`QmgrValueError` for a command that is not one whole qmgr command
+        (:func:`stdin_line_problem`)."""
+        _raise_if(stdin_line_problem(command))
+        cmd = [self.path, "-c", str(command)]
         rc, out, err = self.module.run_command(cmd)
         return rc, out, err
 
@@ -208,7 +468,7 @@ class Qmgr(object):
         """
         command = list_command(object_type, name)
         rc, out, err = self.run_one(command)
-        cmd = [self.path, "-c", command]
+        cmd = [self.path, "-c", str(command)]
         if rc == EXIT_MISSING_OBJECT:
             return None
         if rc != 0:
@@ -225,18 +485,38 @@ class Qmgr(object):
             return None
         return objects[0]
 
+    def list_objects(self, object_type, names):
+        """``{name: attributes}`` of the objects ``names`` (list) from ONE ``qmgr -c "list
+        OBJ a,b"``, which qmgr runs once per name; missing objects are left out (qmgr then
+        exits 1 after listing the others). Raises :class:`QmgrError` on any other failure
+        or unparsable output."""
+        command = list_command(object_type, list(names))
+        rc, out, err = self.run_one(command)
+        cmd = [self.path, "-c", str(command)]
+        if rc not in (0, EXIT_MISSING_OBJECT):
+            raise QmgrError("qmgr could not list %s (rc %s): %s. Check that pbs_server "
+                            "is running and that this user is a PBS manager."
+                            % (object_ref(object_type, list(names)), rc, err.strip()),
+                            cmd, rc, out, err)
+        try:
+            objects = parse_list_output(out)
+        except ValueError as exc:
+            raise QmgrError("cannot parse the output of %r: %s" % (str(command), exc),
+                            cmd, rc, out, err)
+        return dict((name, attrs) for _kind, name, attrs in objects if name in names)
+
     def export_hook(self, hook_kind, name, content_type):
         """Raw content of a hook file via ``export hook|pbshook NAME <type> default``.
 
         ``content_type``: ``application/x-python`` or ``application/x-config``. Returns
         the text exactly as qmgr printed it. Raises :class:`QmgrError` on rc != 0.
         """
-        command = "export %s %s %s default" % (hook_kind, name, content_type)
+        command = export_command(hook_kind, name, content_type)
         rc, out, err = self.run_one(command)
         if rc != 0:
             raise QmgrError("qmgr could not export %s of %s %s (rc %s): %s"
                             % (content_type, hook_kind, name, rc, err.strip()),
-                            [self.path, "-c", command], rc, out, err)
+                            [self.path, "-c", str(command)], rc, out, err)
         return out
 
     def run_batch(self, commands, what, marker=None):
@@ -254,6 +534,8 @@ class Qmgr(object):
         with markers its ``applied`` / ``not_applied`` lists say which write commands
         took effect.
         """
+        for command in commands:
+            _raise_if(stdin_line_problem(command))
         writes = [c for c in commands if not c.startswith("list ")]
         use_markers = marker is not None and len(writes) > 1
         fed = []
@@ -262,31 +544,75 @@ class Qmgr(object):
             if use_markers and not command.startswith(("list ", "delete ")):
                 fed.append(marker)
         cmd = [self.path, "-a"]
-        data = "".join(c + "\n" for c in fed)
+        data = "".join(str(c) + "\n" for c in fed)
         rc, out, err = self.module.run_command(cmd, data=data, binary_data=True)
         out = strip_max_open_servers(out)
         if rc != 0:
-            applied = not_applied = None
-            detail = ""
-            if use_markers:
-                try:
-                    done = len(parse_list_output(out))
-                except ValueError:
-                    done = None
-                if done is not None:
-                    done = min(done, len(writes))
-                    applied, not_applied = writes[:done], writes[done:]
-                    detail = (" qmgr stopped at %r; applied before it: %s; not applied: %s."
-                              % (not_applied[0] if not_applied else None,
-                                 applied or "none", not_applied))
-            raise QmgrError("qmgr rejected %s (rc %s): %s.%s qmgr stopped at the first "
-                            "rejected command; fix the value or attribute it names and "
-                            "run the task again." % (what, rc, err.strip(), detail),
-                            cmd, rc, out, err, commands, applied, not_applied)
+            applied, not_applied = self._applied_split(out, writes, use_markers)
+            rejected = _rejected_command(out, writes, not_applied)
+            raise QmgrError(_rejection_message(what, rc, err, rejected, applied, not_applied),
+                            cmd, rc, out, err, commands, applied, not_applied,
+                            _rejected_parts(rejected))
         if use_markers:
             out = drop_marker_listings(out, len([c for c in commands
                                                  if not c.startswith(("list ", "delete "))]))
         return out, err
+
+    @staticmethod
+    def _applied_split(out, writes, use_markers):
+        """``(applied, not_applied)`` write commands from the marker listings in ``out``, or
+        ``(None, None)`` when they cannot be told apart."""
+        if not use_markers:
+            return None, None
+        try:
+            done = len(parse_list_output(out))
+        except ValueError:
+            return None, None
+        done = min(done, len(writes))
+        return writes[:done], writes[done:]
+
+
+def _rejected_command(out, writes, not_applied):
+    """The write command qmgr refused, or None when it cannot be known: the first one not
+    applied (markers), else the only write when qmgr listed nothing after it."""
+    if not_applied is not None:
+        return not_applied[0] if not_applied else None
+    if len(writes) == 1:
+        try:
+            listed = parse_list_output(out)
+        except ValueError:
+            listed = None
+        if not listed:
+            return writes[0]
+    return None
+
+
+def _rejected_parts(rejected):
+    """``QmgrError.rejected`` for the refused command (dict), or None."""
+    if isinstance(rejected, QmgrCommand):
+        return rejected.parts()
+    if rejected is not None:
+        return dict(command=str(rejected))
+    return None
+
+
+def _rejection_message(what, rc, err, rejected, applied, not_applied):
+    """The failure text of a batch: which object, attribute and value qmgr refused and its
+    own words, what did and did not take effect, and what to do."""
+    said = "; ".join(line.strip() for line in err.splitlines() if line.strip()) or "no message"
+    if rejected is None:
+        where = ""
+    elif isinstance(rejected, QmgrCommand):
+        where = " at %s (command %r)" % (rejected.describe(), str(rejected))
+    else:
+        where = " at command %r" % str(rejected)
+    detail = ""
+    if applied is not None:
+        detail = " Applied before it: %s; not applied: %s." % (
+            [str(c) for c in applied] or "none", [str(c) for c in not_applied])
+    return ("qmgr rejected %s%s (rc %s): %s.%s qmgr stopped at the first rejected command; "
+            "fix the value or attribute it names and run the task again."
+            % (what, where, rc, said, detail))
 
 
 # An attribute every object of the type has, so ``list OBJ NAME ATTR`` is valid and short.
@@ -298,7 +624,7 @@ MARKER_ATTRIBUTE = {
 
 def marker_command(object_type, name=None):
     """``list OBJ [NAME] ATTR``: one header line (plus one attribute line) of output."""
-    return "%s %s" % (list_command(object_type, name), MARKER_ATTRIBUTE[object_type])
+    return list_command(object_type, name, [MARKER_ATTRIBUTE[object_type]])
 
 
 def drop_marker_listings(text, count):

@@ -235,9 +235,9 @@ from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
     module_pbs_paths, pbs_conf_argument_spec)
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
-    Qmgr, QmgrError, QmgrValueError, bool_word, list_command, marker_command,
-    parse_list_output,
-    quote_value, set_command, split_list_value)
+    Qmgr, QmgrError, QmgrValueError, bool_word, create_command, delete_command,
+    import_command, list_command, marker_command, object_name_problem, parse_list_output,
+    set_command, split_list_value)
 
 PLACEHOLDER = "<temporary file>"
 SITE_ONLY = ("body", "body_src", "user", "debug")
@@ -304,6 +304,10 @@ def check_json(module, config, schema=None):
 def validate(module, params):
     """All checks that need no PBS: fail before anything runs."""
     name = params["name"]
+    kind = "pbshook" if params["type"] == "pbs" else "hook"
+    problem = object_name_problem(kind, name)
+    if problem:
+        module.fail_json(msg="%s. Nothing was changed." % problem)
     if params["type"] == "pbs":
         given = [o for o in SITE_ONLY if params[o] is not None]
         if given:
@@ -401,7 +405,7 @@ def plan(kind, name, exists, current, params, body, config, body_now, config_now
     enabled_now = bool_word(current.get("enabled", "true"))
     want_enabled = params["enabled"]
     if not exists:
-        commands.append("create hook %s" % name)
+        commands.append(create_command("hook", name))
         put("enabled", "false")
         enabled_now = False
         if want_enabled is None:
@@ -426,11 +430,9 @@ def plan(kind, name, exists, current, params, body, config, body_now, config_now
             put(attr, attr_text(attr, desired))
 
     if body is not None and body != body_now:
-        commands.append("import %s %s %s default %s"
-                        % (kind, name, CONTENT_BODY, quote_value(stage_file(body))))
+        commands.append(import_command(kind, name, CONTENT_BODY, stage_file(body)))
     if config is not None and config != config_now:
-        commands.append("import %s %s %s default %s"
-                        % (kind, name, CONTENT_CONFIG, quote_value(stage_file(config))))
+        commands.append(import_command(kind, name, CONTENT_CONFIG, stage_file(config)))
 
     if want_enabled and not enabled_now:
         put("enabled", "true")
@@ -489,7 +491,7 @@ def main():
 
     if params["state"] == "absent":
         if exists:
-            commands = ["delete hook %s" % name]
+            commands = [delete_command("hook", name)]
             result.update(changed=True, commands=commands, hook={})
             if not module.check_mode:
                 try:

@@ -9,13 +9,28 @@ module: qmgr
 short_description: Set, unset and list-append attributes of PBS objects with qmgr
 description:
   - Manages attributes of one OpenPBS / PBS Professional object (server, scheduler, queue,
-    node, site hook or built-in pbshook) through C(qmgr).
-  - One C(qmgr -c "list OBJ [NAME]") call reads the object; at most one more C(qmgr -a)
-    call, fed on stdin, writes every change of the task and lists the object again.
-    C(-a) makes qmgr stop at the first rejected command.
-  - Values are quoted by qmgr's rules (C("...") for values with white space, C(,) or C(=);
-    C('...') for values holding C(")). A value holding both quote characters, or a newline,
-    is refused before qmgr runs.
+    node, site hook or built-in pbshook) through C(qmgr), or of several objects of one type
+    named in O(names).
+  - One C(qmgr -c "list OBJ [NAME]") call reads the object(s); at most one more C(qmgr -a)
+    call, fed on stdin, writes every change of the task and lists the object(s) again.
+    C(-a) makes qmgr stop at the first rejected command. Setting the server's
+    C(default_queue) adds one read (C(qmgr -c "list queue NAME")) to check the queue exists.
+  - Nothing a task passes can add a qmgr command or reach another object. Object names and
+    attribute names must match qmgr's grammar for the object type in full - no white
+    space, C(,), C(=), C(;), quote or newline; see O(name) and O(attributes). Values are
+    quoted by qmgr's rules (C("...") for values with white space, C(,) or C(=); C('...')
+    for values holding C(")); a value holding both quote characters, a newline or another
+    control character is refused. All of this is checked before qmgr runs, and every
+    problem is reported at once with what is accepted.
+  - Values of the attributes this collection knows are checked by type before qmgr runs -
+    booleans, whole numbers with their ranges (C(scheduler_iteration) at least 1,
+    C(resend_term_delay) 0 to 1800, ...), choices (the scheduler's C(job_run_wait), a
+    node's C(state) and C(sharing), hook attributes), resources by their type
+    (C(resources_available.ncpus) a count, C(resources_max.mem) a size such as C(64gb),
+    C(resources_max.walltime) a duration), the server's C(default_qsub_arguments) by qsub's
+    option rules (so that every job submission does not fail), and C(default_queue) must
+    name an existing queue. Other attributes go to qmgr unchecked; when qmgr refuses one,
+    the failure names the object, the attribute and the value along with qmgr's message.
   - The object must exist; this module does not create or delete objects (see
     M(hpc.pbs.hook) for hooks).
   - Implements the attribute handling the seeds need, e.g. C(job_run_wait) of the
@@ -37,13 +52,29 @@ options:
   name:
     description:
       - Object name. Optional for C(server) (the default server); defaults to C(default)
-        for C(sched); required for the other types.
+        for C(sched); required for the other types unless O(names) is given.
+      - One object only, as qmgr's grammar has it - a node name is a letter or digit, then
+        letters, digits, C(.), C(_), C(-), C([) or C(]); a queue or scheduler name a
+        letter, then letters, digits, C(_) or C(-) (at most 15 characters); a hook name a
+        letter, then letters, digits, C(_) or C(-). A C(,) (which qmgr reads as a list of
+        objects) is refused; use O(names) for several objects.
     type: str
+  names:
+    description:
+      - Several objects of O(object_type) to change alike, for example nodes C([mom1,
+        mom2]); each is a name as in O(name). They are read in one qmgr call and written
+        in one. Every object must exist. The result then has RV(objects) instead of
+        RV(attributes).
+      - Mutually exclusive with O(name).
+    type: list
+    elements: str
   attributes:
     description:
       - Attribute name -> value, for attributes of the O(object_type) object as
         C(qmgr list) shows them; resource attributes use qmgr's dotted names
-        (C(resources_default.ncpus)). The server decides which names exist.
+        (C(resources_default.ncpus), for server, queue and node objects). A name is a
+        letter, then letters, digits or C(_), optionally C(.) and a resource name (a
+        letter, then letters, digits, C(_) or C(-)). The server decides which names exist.
       - Attributes the seeds use - the scheduler's C(job_run_wait) (seed
         sched-job-run-wait - C(execjob_hook), C(runjob_hook) (PBS's default) or C(none);
         setting it also sets the deprecated C(throughput_mode)), and the server's
@@ -56,6 +87,10 @@ options:
         compared exactly.
       - With O(state=present) a C(null) value unsets that attribute.
       - With O(state=absent) only the names count; the values are ignored.
+      - An attribute counts as unset when it is not listed, or when it is listed with the
+        value PBS puts back after an unset (OpenPBS lists C(scheduler_iteration = 600)
+        right after C(unset server scheduler_iteration)), so unsetting it again changes
+        nothing.
     type: dict
     required: true
   state:
@@ -80,6 +115,9 @@ notes:
   - An attribute name the server does not know is a qmgr syntax error; the task fails with
     qmgr's own message (for example the text C(Syntax error)) and exit
     code (1 under C(-a)).
+  - Values PBS puts back after an unset are those OpenPBS 23.06 lists on a fresh
+    installation, for the server and the default scheduler (for example C(log_events =
+    511), C(job_run_wait = runjob_hook)) and hooks (C(alarm = 30), C(order = 1), ...).
 '''
 
 EXAMPLES = r'''
@@ -102,6 +140,14 @@ EXAMPLES = r'''
     attributes:
       managers: [root@pbs-server]
 
+- name: Take two nodes offline in one qmgr call
+  hpc.pbs.qmgr:
+    object_type: node
+    names: [mom1, mom2]
+    list_mode: append
+    attributes:
+      state: offline
+
 - name: Unset a queue limit
   hpc.pbs.qmgr:
     object_type: queue
@@ -116,9 +162,22 @@ attributes:
   description: All attributes of the object after the task, as C(qmgr list) shows them
     (values as strings, wrapped values joined, C("") as empty string). Predicted in check
     mode.
-  returned: always
+  returned: unless O(names) is given
   type: dict
   sample: {"job_run_wait": "runjob_hook", "throughput_mode": "True"}
+objects:
+  description: Object name -> its attributes after the task (as RV(attributes)), for the
+    objects of O(names).
+  returned: when O(names) is given
+  type: dict
+  sample: {"mom1": {"state": "offline"}, "mom2": {"state": "offline"}}
+rejected:
+  description: The command qmgr refused and its parts (keys C(command), C(object_type),
+    C(name), C(attribute), C(value)), when the task failed there.
+  returned: on failure, when qmgr refused a write
+  type: dict
+  sample: {"command": "set server rpp_retry = abc", "object_type": "server", "name": null,
+           "attribute": "rpp_retry", "value": "abc"}
 commands:
   description: The qmgr commands fed on stdin to write the changes (empty when nothing
     changed; in check mode the commands that would run).
@@ -133,8 +192,11 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
     module_pbs_paths, pbs_conf_argument_spec)
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
-    Qmgr, QmgrError, QmgrValueError, bool_word, list_command, marker_command,
-    parse_list_output, set_command, split_list_value, unset_command)
+    OBJECT_TYPES, Qmgr, QmgrError, QmgrValueError, attribute_name_problem, bool_word,
+    list_command, marker_command, object_name_problem, parse_list_output, set_command,
+    split_list_value, unset_command, value_problem)
+from ansible_collections.hpc.pbs.plugins.module_utils.qmgr_attributes import (
+    listed_default, same_text)
 
 
 def value_text(value):
@@ -152,7 +214,14 @@ def value_items(value, split_strings):
     return split_list_value(text) if split_strings else [text]
 
 
-def same_value(desired, current):
+def replace_text(desired):
+    """The text written for ``desired`` with list_mode=replace (lists joined with ``,``)."""
+    if isinstance(desired, (list, tuple)):
+        return ",".join(value_text(v) for v in desired)
+    return value_text(desired)
+
+
+def same_value(object_type, attr, desired, current):
     """Whether desired option value equals the current qmgr text (None = unset)."""
     if current is None:
         return False
@@ -160,32 +229,75 @@ def same_value(desired, current):
         return bool_word(current) is desired
     if isinstance(desired, (list, tuple)):
         return set(value_text(v) for v in desired) == set(split_list_value(current))
-    return value_text(desired) == current
+    return same_text(object_type, attr, value_text(desired), current)
+
+
+def is_unset(object_type, attr, current):
+    """Whether ``attr`` counts as unset in the listing ``current`` (dict): absent, or
+    showing the default the server lists after an unset."""
+    if attr not in current:
+        return True
+    return current[attr] == listed_default(object_type, attr)
+
+
+def task_problems(object_type, names, attributes, state, list_mode):
+    """Every reason (list of str) why the task cannot be written as qmgr commands: object
+    names, attribute names, and the values that would be written (their form, and their
+    type for the attributes this collection knows). Checked before qmgr runs."""
+    problems = []
+    for name in names:
+        problem = object_name_problem(object_type, name)
+        if problem and isinstance(name, str) and "," in name:
+            problem += "; to change several objects list them in the option names"
+        if problem:
+            problems.append(problem)
+    for attr, desired in attributes.items():
+        problem = attribute_name_problem(object_type, attr)
+        if problem:
+            problems.append(problem)
+            continue
+        if isinstance(desired, dict):
+            problems.append("attribute %s: a dict is not a qmgr value; give a string, "
+                            "number, boolean or list" % attr)
+            continue
+        if state == "absent" or desired is None:
+            continue
+        if list_mode == "replace":
+            writes = [(replace_text(desired), "=")]
+        else:
+            operator = "+=" if list_mode == "append" else "-="
+            writes = [(item, operator) for item in value_items(desired, split_strings=True)]
+        for text, operator in writes:
+            problem = value_problem(object_type, attr, text, operator)
+            if problem:
+                problems.append(problem)
+    return problems
 
 
 def plan_changes(object_type, name, attributes, current, state, list_mode):
-    """Return ``(commands, predicted)`` for the task.
+    """Return ``(commands, predicted)`` for one object.
 
     ``current``: dict of current attribute text; ``predicted``: the attributes after the
-    commands, as far as they can be known without asking the server. Raises
-    QmgrValueError for values qmgr cannot take.
+    commands, as far as they can be known without asking the server (an unset attribute
+    with a listed default shows that default). Raises QmgrValueError for names or values
+    qmgr cannot take.
     """
     commands = []
     predicted = dict(current)
     for attr, desired in attributes.items():
-        present = attr in current
         if state == "absent" or desired is None:
-            if present:
+            if not is_unset(object_type, attr, current):
                 commands.append(unset_command(object_type, name, attr))
-                predicted.pop(attr, None)
+                default = listed_default(object_type, attr)
+                if default is None:
+                    predicted.pop(attr, None)
+                else:
+                    predicted[attr] = default
             continue
         if list_mode == "replace":
-            if same_value(desired, current.get(attr)):
+            if same_value(object_type, attr, desired, current.get(attr)):
                 continue
-            if isinstance(desired, (list, tuple)):
-                text = ",".join(value_text(v) for v in desired)
-            else:
-                text = value_text(desired)
+            text = replace_text(desired)
             commands.append(set_command(object_type, name, attr, text))
             predicted[attr] = text
             continue
@@ -212,80 +324,160 @@ def attributes_text(attributes):
     return "".join("%s = %s\n" % (k, v) for k, v in attributes.items())
 
 
+def object_names(module):
+    """The names the task addresses: ``[name]``, the ``names`` list, or ``[None]`` for the
+    default server; ``sched`` defaults to ``default``."""
+    params = module.params
+    object_type = params["object_type"]
+    if params["names"] is not None:
+        if not params["names"]:
+            module.fail_json(msg="names is empty: give at least one %s name" % object_type)
+        if len(set(params["names"])) != len(params["names"]):
+            module.fail_json(msg="names lists an object twice: %s" % params["names"])
+        return list(params["names"])
+    if params["name"] is not None:
+        return [params["name"]]
+    if object_type == "sched":
+        return ["default"]
+    if object_type == "server":
+        return [None]
+    module.fail_json(msg="name (or names) is required for object_type %s" % object_type)
+
+
+def read_objects(module, qmgr, object_type, names):
+    """``{name: attributes}`` of every named object from ONE ``qmgr -c "list ..."`` call;
+    fails the task, naming them, when objects are missing."""
+    ref = names if names != [None] else None
+    try:
+        if len(names) == 1:
+            listed = qmgr.list_object(object_type, ref[0] if ref else None)
+            found = {names[0]: listed[2]} if listed else {}
+        else:
+            found = qmgr.list_objects(object_type, names)
+    except QmgrError as exc:
+        module.fail_json(**exc.fail_kwargs())
+    missing = [n for n in names if n not in found]
+    if missing:
+        shown = ", ".join("%s %s" % (object_type, n) if n else object_type for n in missing)
+        module.fail_json(msg="%s does not exist (qmgr listed no such object). This module "
+                             "changes attributes of existing objects only; create the "
+                             "object first (hooks: hpc.pbs.hook)." % shown,
+                         cmd=[qmgr.path, "-c", str(list_command(object_type, ref))], rc=1)
+    return found
+
+
+def check_default_queue(module, qmgr, commands):
+    """When the plan sets the server's ``default_queue``, make sure that queue exists (one
+    ``qmgr -c "list queue NAME"``): qsub refuses every job of a server whose default queue
+    is unknown."""
+    for command in commands:
+        if command.object_type == "server" and command.attribute == "default_queue" \
+                and command.verb == "set":
+            try:
+                listed = qmgr.list_object("queue", command.value)
+            except QmgrError as exc:
+                module.fail_json(**exc.fail_kwargs())
+            if listed is None:
+                module.fail_json(msg="server attribute default_queue: queue %r does not "
+                                     "exist (qmgr list queue %s found nothing), and qsub would "
+                                     "refuse every job without a queue; accepted: the name of "
+                                     "an existing queue. Nothing was changed."
+                                     % (command.value, command.value))
+
+
 def main():
     argument_spec = dict(
-        object_type=dict(type="str", required=True,
-                         choices=["server", "sched", "queue", "node", "hook", "pbshook"]),
+        object_type=dict(type="str", required=True, choices=list(OBJECT_TYPES)),
         name=dict(type="str"),
+        names=dict(type="list", elements="str"),
         attributes=dict(type="dict", required=True),
         state=dict(type="str", default="present", choices=["present", "absent"]),
         list_mode=dict(type="str", default="replace", choices=["replace", "append", "remove"]),
     )
     argument_spec.update(pbs_conf_argument_spec())
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
+                           mutually_exclusive=[("name", "names")])
 
-    object_type = module.params["object_type"]
-    name = module.params["name"]
-    if object_type == "sched" and not name:
-        name = "default"
-    if object_type not in ("server", "sched") and not name:
-        module.fail_json(msg="name is required for object_type %s" % object_type)
-    attributes = module.params["attributes"]
+    params = module.params
+    object_type = params["object_type"]
+    names = object_names(module)
+    attributes = params["attributes"]
     if not attributes:
         module.fail_json(msg="attributes is empty: name at least one attribute")
-    for attr, value in attributes.items():
-        if isinstance(value, dict):
-            module.fail_json(msg="attribute %s: a dict is not a qmgr value; give a string, "
-                                 "number, boolean or list" % attr)
+    problems = task_problems(object_type, [n for n in names if n is not None], attributes,
+                             params["state"], params["list_mode"])
+    if problems:
+        module.fail_json(msg="%s. Nothing was changed." % "; ".join(problems),
+                         problems=problems)
 
     paths = module_pbs_paths(module)
     qmgr = Qmgr(module, paths.qmgr)
-    ref = "%s %s" % (object_type, name) if name else object_type
+    before = read_objects(module, qmgr, object_type, names)
 
+    commands = []
+    after = {}
     try:
-        listed = qmgr.list_object(object_type, name)
+        for name in names:
+            planned, after[name] = plan_changes(object_type, name, attributes, before[name],
+                                                params["state"], params["list_mode"])
+            commands.extend(planned)
+    except QmgrValueError as exc:
+        module.fail_json(msg="%s. Nothing was changed." % exc)
+    check_default_queue(module, qmgr, commands)
+
+    ref = names if names != [None] else None
+    result = dict(changed=bool(commands), commands=[])
+    if commands:
+        batch = commands + [list_command(object_type, ref)]
+        result["commands"] = [str(c) for c in batch]
+        if not module.check_mode:
+            after = write(module, qmgr, object_type, names, batch, after)
+    if params["names"] is not None:
+        result["objects"] = dict((name, after[name]) for name in names)
+    else:
+        result["attributes"] = after[names[0]]
+    if module._diff:
+        diffs = [dict(before=attributes_text(before[name]),
+                      after=attributes_text(after[name]),
+                      before_header="%s (before)" % describe(object_type, name),
+                      after_header="%s (after)" % describe(object_type, name))
+                 for name in names]
+        result["diff"] = diffs[0] if len(diffs) == 1 else diffs
+    module.exit_json(**result)
+
+
+def describe(object_type, name):
+    return "%s %s" % (object_type, name) if name else object_type
+
+
+def write(module, qmgr, object_type, names, batch, predicted):
+    """Run the batch (one ``qmgr -a``) and return ``{name: attributes}`` from the listing
+    that ends it (the prediction for objects it does not show)."""
+    ref = names if names != [None] else None
+    marker_name = names[0] if ref else None
+    what = "the changes to %s" % ", ".join(describe(object_type, n) for n in names)
+    try:
+        out, err = qmgr.run_batch(batch, what, marker=marker_command(object_type, marker_name))
     except QmgrError as exc:
         module.fail_json(**exc.fail_kwargs())
-    if listed is None:
-        module.fail_json(msg="%s does not exist (qmgr list exited 1). This module changes "
-                             "attributes of existing objects only; create the object first "
-                             "(hooks: hpc.pbs.hook)." % ref,
-                         cmd=[paths.qmgr, "-c", list_command(object_type, name)], rc=1)
-    before = listed[2]
-
+    for line in err.splitlines():
+        if line.strip():
+            module.warn("qmgr: %s" % line.strip())
     try:
-        commands, after = plan_changes(object_type, name, attributes, before,
-                                       module.params["state"], module.params["list_mode"])
-    except QmgrValueError as exc:
-        module.fail_json(msg="%s. Change the value; nothing was written." % exc)
-
-    result = dict(changed=bool(commands), commands=[], attributes=after)
-    if commands:
-        batch = commands + [list_command(object_type, name)]
-        result["commands"] = batch
-        if not module.check_mode:
-            try:
-                out, err = qmgr.run_batch(batch, "the changes to %s" % ref,
-                                          marker=marker_command(object_type, name))
-            except QmgrError as exc:
-                module.fail_json(**exc.fail_kwargs())
-            for line in err.splitlines():
-                if line.strip():
-                    module.warn("qmgr: %s" % line.strip())
-            try:
-                objects = parse_list_output(out)
-            except ValueError as exc:
-                module.fail_json(msg="the changes were written but the listing after them "
-                                     "cannot be parsed: %s" % exc, stdout=out,
-                                 commands=batch)
-            if objects:
-                result["attributes"] = objects[-1][2]
-    if module._diff:
-        result["diff"] = dict(before=attributes_text(before),
-                              after=attributes_text(result["attributes"]),
-                              before_header="%s (before)" % ref,
-                              after_header="%s (after)" % ref)
-    module.exit_json(**result)
+        objects = parse_list_output(out)
+    except ValueError as exc:
+        module.fail_json(msg="the changes were written but the listing after them cannot be "
+                             "parsed: %s" % exc, stdout=out, commands=[str(c) for c in batch],
+                         changed=True)
+    listed = dict(predicted)
+    if len(names) == 1:
+        if objects:
+            listed[names[0]] = objects[-1][2]
+        return listed
+    for _kind, name, attrs in objects:
+        if name in listed:
+            listed[name] = attrs
+    return listed
 
 
 if __name__ == "__main__":

@@ -91,7 +91,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
     module_pbs_paths, pbs_conf_argument_spec)
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
-    Qmgr, QmgrError, QmgrValueError, parse_list_output, set_command, unset_command)
+    Qmgr, QmgrError, QmgrValueError, list_command, parse_list_output, set_command,
+    unset_command)
 from ansible_collections.hpc.pbs.plugins.module_utils.qsub_args import (
     QsubArgumentsError, edit_default_qsub_arguments, parse_qsub_arguments, tolerate_value)
 
@@ -142,10 +143,10 @@ def main():
                 commands.append(unset_command("server", None, ATTRIBUTE))
         except QmgrValueError as exc:
             module.fail_json(msg="default_qsub_arguments not changed: %s" % exc)
-        commands.append("list server %s" % ATTRIBUTE)
+        commands.append(list_command("server", None, [ATTRIBUTE]))
 
     result = dict(changed=changed, previous=previous, default_qsub_arguments=new_text,
-                  value=effective_tolerate(new_text), commands=commands)
+                  value=effective_tolerate(new_text), commands=[str(c) for c in commands])
     if changed and not module.check_mode:
         try:
             out, dummy = qmgr.run_batch(commands, "the new default_qsub_arguments")

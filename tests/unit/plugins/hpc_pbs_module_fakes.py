@@ -35,10 +35,20 @@ HEADER = {"server": "Server", "sched": "Sched", "queue": "Queue", "node": "Node"
 SERVER_ATTRS = {"scheduling", "default_queue", "log_events", "mailer", "mail_from",
                 "query_other_jobs", "resources_default.ncpus", "default_chunk.ncpus",
                 "scheduler_iteration", "resv_enable", "node_fail_requeue", "max_array_size",
-                "comment", "managers", "operators", "default_qsub_arguments"}
+                "comment", "managers", "operators", "default_qsub_arguments", "rpp_retry"}
+# Attributes the server decodes as whole numbers (decode_l): anything else is 15014.
+LONG_ATTRS = {"scheduler_iteration", "rpp_retry", "log_events", "max_array_size"}
 SCHED_ATTRS = {"sched_host", "sched_cycle_length", "throughput_mode", "job_run_wait",
                "partition", "scheduling", "scheduler_iteration", "preempt_prio",
                "preempt_order", "log_events"}
+# What OpenPBS lists again right after ``unset`` of these attributes (transcript a_ values;
+# the server writes them back): the rest disappear from the listing.
+UNSET_LISTED = {
+    "server": {"scheduler_iteration": "600", "log_events": "511", "scheduling": "True",
+               "query_other_jobs": "True", "resources_default.ncpus": "1"},
+    "sched": {"scheduler_iteration": "600", "job_run_wait": "runjob_hook",
+              "log_events": "767"},
+}
 
 
 def run_module(main, args, check_mode=False, diff=False, tmpdir=None):
@@ -161,10 +171,11 @@ class FakeQmgr(object):
         self.calls.append((list(args), data))
         if "-c" in args:
             command = args[args.index("-c") + 1]
+            self.partial_output = ""
             try:
                 return 0, self.execute(command), self.stderr_notes()
             except QmgrFailure as exc:
-                return exc.rc_c, "", exc.stderr
+                return exc.rc_c, self.partial_output, exc.stderr
         abort = "-a" in args
         if data and not binary_data:
             data += "\n"
@@ -221,6 +232,20 @@ class FakeQmgr(object):
     def do_list(self, command, words):
         kind = words[1]
         name = words[2] if len(words) > 2 else None
+        if name is not None and "," in name:
+            # qmgr runs the directive once per name; a missing one fails after the others
+            out = []
+            missing = []
+            for each in name.split(","):
+                try:
+                    out.append(self.do_list(command, [words[0], kind, each]))
+                except QmgrFailure:
+                    missing.append(each)
+            if missing:
+                self.partial_output = "".join(out)
+                raise QmgrFailure(1, 2, "qmgr obj=%s svr=default: Unknown node\nqmgr: "
+                                        "Error (15062) returned from server\n" % missing[-1])
+            return "".join(out)
         if kind in ("hook", "pbshook") and name is None:
             return "".join(render_listing(k, n, attrs) for (k, n), attrs
                            in sorted(self.objects.items()) if k == kind)
@@ -283,6 +308,8 @@ class FakeQmgr(object):
             raise syntax_error(command, command.index(attr) + len(attr) + 1)
         if verb == "unset":
             attrs.pop(attr, None)
+            if attr in UNSET_LISTED.get(kind, {}):
+                attrs[attr] = UNSET_LISTED[kind][attr]
             return ""
         value = parse_value(command, value_text)
         if kind in ("hook", "pbshook"):
@@ -297,7 +324,7 @@ class FakeQmgr(object):
             if not attrs[attr]:
                 del attrs[attr]
         else:
-            if attr == "scheduler_iteration" and not value.isdigit():
+            if attr in LONG_ATTRS and not value.lstrip("-").isdigit():
                 raise QmgrFailure(166, 2, "qmgr obj= svr=default: Illegal attribute or "
                                           "resource value\nqmgr: Error (15014) returned "
                                           "from server\n")

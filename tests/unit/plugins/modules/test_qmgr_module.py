@@ -107,12 +107,38 @@ def test_list_modes_append_and_remove(pbs):
 
 
 def test_state_absent_unsets_only_present_attributes(pbs):
+    pbs.objects[("server", "vm")]["comment"] = "maintenance"
     code, result = run(pbs, object_type="server", state="absent",
-                       attributes={"scheduler_iteration": None, "comment": None})
-    assert result["commands"] == ["unset server scheduler_iteration", "list server"]
-    assert "scheduler_iteration" not in pbs.objects[("server", "vm")]
-    code, result = run(pbs, object_type="server", state="absent", attributes={"scheduler_iteration": None})
+                       attributes={"max_run": None, "comment": None})
+    assert result["commands"] == ["unset server comment", "list server"]
+    assert "comment" not in pbs.objects[("server", "vm")]
+    assert "comment" not in result["attributes"]
+    code, result = run(pbs, object_type="server", state="absent", attributes={"comment": None})
     assert result["changed"] is False
+
+
+def test_unset_of_an_attribute_listed_at_its_default_is_idempotent(pbs):
+    """Real PBS lists scheduler_iteration = 600 right after unsetting it: that counts as
+    unset, so the second run changes nothing."""
+    pbs.objects[("server", "vm")]["scheduler_iteration"] = "300"
+    code, result = run(pbs, object_type="server", state="absent",
+                       attributes={"scheduler_iteration": None})
+    assert code == 0 and result["changed"] is True
+    assert result["commands"] == ["unset server scheduler_iteration", "list server"]
+    assert pbs.objects[("server", "vm")]["scheduler_iteration"] == "600"
+    code, result = run(pbs, object_type="server", state="absent",
+                       attributes={"scheduler_iteration": None})
+    assert result["changed"] is False and result["commands"] == []
+    assert not pbs.writes()[1:]
+
+
+def test_unset_prediction_in_check_mode_shows_the_listed_default(pbs):
+    pbs.objects[("server", "vm")]["scheduler_iteration"] = "300"
+    code, result = run(pbs, check_mode=True, object_type="server",
+                       attributes={"scheduler_iteration": None})
+    assert result["changed"] is True
+    assert result["attributes"]["scheduler_iteration"] == "600"
+    assert not pbs.writes()
 
 
 def test_unknown_attribute_fails_with_qmgr_text_and_rc(pbs):
@@ -124,9 +150,24 @@ def test_unknown_attribute_fails_with_qmgr_text_and_rc(pbs):
     assert result["commands"][0] == "set server no_such_attr = 1"
 
 
-def test_illegal_value_fails_with_server_error(pbs):
+def test_illegal_value_fails_with_server_error_naming_object_attribute_and_value(pbs):
+    """An attribute this collection does not type goes to qmgr; its refusal comes back
+    naming what was refused, not only qmgr's ``qmgr obj= svr=default: ...``."""
+    code, result = run(pbs, object_type="server", attributes={"rpp_retry": "abc"})
+    assert code == 1
+    assert "Illegal attribute or resource value" in result["msg"]
+    assert "server attribute rpp_retry, value 'abc'" in result["msg"]
+    assert "set server rpp_retry = abc" in result["msg"]
+    assert result["rejected"] == {"command": "set server rpp_retry = abc",
+                                  "object_type": "server", "name": None,
+                                  "attribute": "rpp_retry", "value": "abc"}
+
+
+def test_typed_value_is_refused_before_qmgr_runs(pbs):
     code, result = run(pbs, object_type="server", attributes={"scheduler_iteration": "abc"})
-    assert code == 1 and "Illegal attribute or resource value" in result["msg"]
+    assert code == 1 and not pbs.calls
+    assert "server attribute scheduler_iteration" in result["msg"]
+    assert "accepted: a whole number >= 1" in result["msg"]
 
 
 def test_missing_object_fails_without_write(pbs):
@@ -151,12 +192,14 @@ def test_fake_renders_wrapped_lists_exactly_like_the_transcript():
 
 def test_half_applied_batch_reports_the_exact_split(pbs):
     code, result = run(pbs, object_type="server",
-                       attributes={"comment": "a, b", "scheduler_iteration": "abc",
+                       attributes={"comment": "a, b", "rpp_retry": "abc",
                                    "mail_from": "adm"})
     assert code == 1
     assert result["applied"] == ['set server comment = "a, b"']
-    assert result["not_applied"] == ["set server scheduler_iteration = abc",
+    assert result["not_applied"] == ["set server rpp_retry = abc",
                                      "set server mail_from = adm"]
+    assert result["rejected"]["command"] == "set server rpp_retry = abc"
+    assert "server attribute rpp_retry, value 'abc'" in result["msg"]
     assert result["changed"] is True
     assert pbs.objects[("server", "vm")]["comment"] == "a, b"
     assert "mail_from" not in pbs.objects[("server", "vm")]
