@@ -1,11 +1,20 @@
 """``qmgr``: the mock's PBS administrator command (transcripts a, b, k of reference/openpbs).
 
-``qmgr -c "DIRECTIVE"`` runs one directive (only the last of several ``-c`` runs);
+``qmgr [-a] [-c "DIRECTIVE"]`` runs one directive (only the last of several ``-c`` runs);
 without ``-c`` directives are read from stdin after ``Max open servers: 49`` is printed.
 Exit codes: 0 ok; 1 list/print of a missing object or unreadable import file; 3/4 syntax
 errors; 32 hook errors; otherwise the server's error number modulo 256 (15014 -> 166).
+Without ``-a`` every directive runs and the exit code is that of the last one. With ``-a``
+(as main() in OpenPBS src/cmds/qmgr.c) qmgr stops at the first directive that fails: exit
+1 for a syntax error, 2 for a request the server refused (a directive naming several
+objects stops at the first object refused). ``-e``, ``-n`` and ``-z`` are accepted and
+have no effect here.
+
+``list sched NAME`` / ``print sched NAME`` ask for every scheduler and show the one named,
+as qmgr's display() does: an unknown scheduler prints nothing and exits 0.
 """
 import base64
+import getopt
 import os
 import sys
 
@@ -34,13 +43,18 @@ def _read_import(filename):
         return handle.read()
 
 
-def run(line):
-    """Run one directive line; returns (exit code, quit?)."""
+SYNTAX_ERROR_ABORT_RC = 1
+REQUEST_ERROR_ABORT_RC = 2
+
+
+def run(line, abort=False):
+    """Run one directive line; returns ``(exit code, stop?)``. ``abort`` (``-a``): a syntax
+    error gives 1 and a refused request 2, and both stop qmgr."""
     try:
         command = qmgr_lang.parse(line)
     except qmgr_lang.QmgrSyntaxError as exc:
         sys.stderr.write("qmgr: Syntax error\n" + qmgr_lang.syntax_error_text(line.rstrip("\n"), exc.position))
-        return exc.rc, False
+        return (SYNTAX_ERROR_ABORT_RC, True) if abort else (exc.rc, False)
     if command is None:
         return 0, False
     if command.verb == "quit":
@@ -51,13 +65,15 @@ def run(line):
             content = _read_import(command.filename)
         except OSError as exc:
             sys.stderr.write("%s - %s\n" % (command.filename, os.strerror(exc.errno or 2)))
-            return 1, False
+            return (REQUEST_ERROR_ABORT_RC, True) if abort else (1, False)
         content_b64 = base64.b64encode(content).decode()
     # As qmgr's execute(): one request per object name, in turn; a failed object is reported
-    # and the next one still runs; the exit code is the last failure's.
+    # and the next one still runs (the exit code is the last failure's), unless -a stops it.
     rc = 0
     for each in command.per_object():
         each_rc = _run_one(each, content_b64)
+        if each_rc and abort:
+            return REQUEST_ERROR_ABORT_RC, True
         rc = each_rc or rc
     return rc, False
 
@@ -65,6 +81,10 @@ def run(line):
 def _run_one(command, content_b64):
     """Send one single-object directive and print its result; returns the exit code."""
     message = command.to_message()
+    shown_sched = None
+    if command.objtype == "sched" and command.verb in ("list", "print") and command.name:
+        # pbs_statsched() takes no name: qmgr shows only the scheduler asked for
+        shown_sched, message["name"] = command.name, None
     if content_b64 is not None:
         message["content_b64"] = content_b64
     fields = {k: v for k, v in message.items() if k != "op"}
@@ -78,6 +98,8 @@ def _run_one(command, content_b64):
     for line_text in reply.get("stderr") or []:
         sys.stderr.write(line_text + "\n")
     out = sys.stdout
+    if shown_sched is not None and shown_sched != qmgr_lang.DEFAULT_SCHED:
+        return 0
     if command.verb == "list":
         objects = reply.get("objects") or []
         for obj in objects:
@@ -118,31 +140,25 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if common.wants_version(argv):
         return 0
-    commands = []
-    index = 0
-    while index < len(argv):
-        arg = argv[index]
-        if arg == "-c":
-            if index + 1 >= len(argv):
-                sys.stderr.write("qmgr: option requires an argument -- 'c'\n")
-                return 1
-            commands.append(argv[index + 1])
-            index += 2
-            continue
-        if arg.startswith("-c") and len(arg) > 2:
-            commands.append(arg[2:])
-        index += 1
+    try:
+        options, _servers = getopt.gnu_getopt(argv, "ac:enz")
+    except getopt.GetoptError as exc:
+        sys.stderr.write("qmgr: %s\nUsage: qmgr [-a] [-c command] [-e] [-n] [-z] [server...]\n"
+                         "       qmgr --version\n" % exc)
+        return 1
+    abort = any(flag == "-a" for flag, _ in options)
+    commands = [value for flag, value in options if flag == "-c"]
     if commands:
-        rc, _ = run(commands[-1])
+        rc, _ = run(commands[-1], abort)
         sys.stdout.flush()
         return rc
     sys.stdout.write("Max open servers: 49\n")
-    last_rc = 0
+    rc = 0
     for line in sys.stdin:
-        rc, stop = run(line)
-        if rc:
-            last_rc = rc
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue  # qmgr's get_request() skips blank and comment lines
+        rc, stop = run(line, abort)
         if stop:
             break
     sys.stdout.flush()
-    return last_rc
+    return rc

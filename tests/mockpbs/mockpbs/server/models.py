@@ -189,7 +189,26 @@ def ordered_items(objtype, attrs):
     return sorted(attrs.items(), key=key)
 
 
+# Server attributes pbs_server writes back right after ``qmgr unset`` (mgr_server_unset()
+# in OpenPBS src/server/req_manager.c), so that ``list server`` still shows them; any other
+# unset attribute disappears from the listing (default_queue, node_fail_requeue, ...).
+SERVER_UNSET_RESTORED = (
+    "scheduling", "log_events", "mailer", "mail_from", "query_other_jobs",
+    "resources_default.ncpus", "scheduler_iteration", "resv_enable", "max_array_size",
+    "max_concurrent_provision", "eligible_time_enable", "pbs_license_linger_time",
+    "pbs_license_max", "pbs_license_min", "clear_topjob_estimates_enable",
+)
+
+
 def default_server_attrs(host):
+    """The values ``qmgr unset server ATTR`` puts back (and ``list server`` then shows), by
+    attribute: those of :data:`SERVER_UNSET_RESTORED`, as a fresh server lists them."""
+    fresh = fresh_server_attrs(host)
+    return {name: fresh[name] for name in SERVER_UNSET_RESTORED}
+
+
+def fresh_server_attrs(host):
+    """The server attributes of a fresh installation (transcript a_, ``list server``)."""
     return {
         "server_state": "Active", "server_host": host, "scheduling": "True",
         "default_queue": "workq", "log_events": "511", "mailer": "/usr/sbin/sendmail",
@@ -289,7 +308,7 @@ class State:
         self.pbs_home = pbs_home
         self.host = host
         self.lock = threading.RLock()
-        self.server = default_server_attrs(host)
+        self.server = fresh_server_attrs(host)
         self.sched = default_sched_attrs(host, pbs_home)
         self.queues = {"workq": default_queue_attrs()}
         self.nodes = {}          # name -> attrs dict (insertion order = creation order)

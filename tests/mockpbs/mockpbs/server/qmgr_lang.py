@@ -34,6 +34,7 @@ OBJECTS = {
     "q": "queue", "node": "node", "n": "node", "hook": "hook", "h": "hook",
     "pbshook": "pbshook",
 }
+DEFAULT_SCHED = "default"
 LIST_ATTRIBUTES = {"event", "managers", "operators", "acl_hosts", "acl_users", "acl_roots"}
 NAME_RE = re.compile(r"[A-Za-z0-9_.\-@\[\]]+")
 NAME_LIST_RE = re.compile(r"[A-Za-z0-9_.\-@\[\],]+")
