@@ -5,7 +5,8 @@ job array's subjob fail; the server retries and, above 20 attempts, holds the jo
 for a subjob also its array, seed job-array-subjob-run-count-hold-release). The tests
 then run the real ``ansible-playbook playbooks/recover.yml`` over SSH, first in check
 mode (lists, changes nothing), then for real after the hook is disabled, and look at the
-jobs with the mock's own ``qstat``.
+jobs with the mock's own ``qstat``. A job under an operator's system hold (``qhold -h s``)
+is then listed with its cause, ``other``, and left held (issue 13 point 4).
 """
 import os
 import re
@@ -137,3 +138,18 @@ def test_filters_that_match_nothing_release_nothing(pbs_cluster, env):
                                   {"recover_users": ["nobody"]}, "--check")
     assert rc == 0 and recap[SERVER]["changed"] == 0, out
     assert recover_result(out).startswith("Would release 0 job(s)")
+
+
+def test_an_operators_system_hold_is_reported_with_its_cause_and_left_alone(pbs_cluster, env):
+    job = run(pbs_cluster, ["/opt/pbs/bin/qsub", "-h", "--", "/bin/sleep", "2"], user="pbsuser").strip()
+    run(pbs_cluster, ["/opt/pbs/bin/qhold", "-h", "s", job])
+    try:
+        rc, out, recap = run_playbook(pbs_cluster, env, RECOVER, {})
+        assert rc == 0 and recap[SERVER]["changed"] == 0, out
+        assert recover_result(out).startswith("Released 0 job(s)")
+        left = re.search(r'"msg": "(Left held [^"]*)"', out)
+        assert left and left.group(1).startswith(
+            "Left held (1, causes not in recover_causes): %s (other: Job held by root on " % job), out
+        assert set(qstat_full(pbs_cluster)[job]["Hold_Types"]) == {"u", "s"}  # real PBS: "su"
+    finally:
+        run(pbs_cluster, ["/opt/pbs/bin/qdel", job])
