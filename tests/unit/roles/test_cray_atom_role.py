@@ -163,3 +163,181 @@ def test_report_when_set_says_the_hook_does_not_change_it_and_warns_below_the_al
         expected += (" WARNING: it is below the 345 s the execjob_begin hooks may take: the mom stops "
                      "waiting for sisters first.")
     assert report(tmp_path, join_alarm) == expected
+
+
+# -- the hooks' Python: which interpreter, how missing modules are installed, what failures say --
+MISSING = ["requests (No module named 'requests')",
+           "requests_unixsocket (No module named 'requests_unixsocket')"]
+FAKE_INTERPRETER = """#!%(python)s
+import json, os, sys
+with open(%(calls)r, "a") as log:
+    log.write("%(name)s " + " ".join(sys.argv[1:2]) + "\\n")
+scenario = json.load(open(%(scenario)r))
+probe = dict(scenario["probe"])
+if os.path.exists(%(installed)r) and scenario.get("fixed_by_install"):
+    probe["missing"] = []
+print(json.dumps(probe))
+"""
+FAKE_PIP_PYTHON = """#!%(python)s
+import json, sys
+with open(%(calls)r, "a") as log:
+    log.write("python " + " ".join(sys.argv[1:]) + "\\n")
+scenario = json.load(open(%(scenario)r))
+if scenario.get("pip_error"):
+    sys.stderr.write(scenario["pip_error"] + "\\n")
+    sys.exit(1)
+open(%(installed)r, "w").close()
+"""
+
+
+@pytest.fixture
+def hook_python(fake_pbs):
+    """fake_pbs whose pbs_python prints the probe's answer from scenario.json (``missing``
+    emptied once the fake pip ran, with ``fixed_by_install``); ``python`` is the fake
+    interpreter pip runs with (it logs ``python <args>`` and creates ``installed``)."""
+    tmp = fake_pbs["dir"]
+    paths = {"python": sys.executable, "calls": str(fake_pbs["calls"]),
+             "scenario": str(tmp / "scenario.json"), "installed": str(tmp / "installed")}
+    for name, source in (("pbs_python", FAKE_INTERPRETER), ("system_python3", FAKE_INTERPRETER),
+                         ("pip_python", FAKE_PIP_PYTHON)):
+        path = tmp / "exec" / "bin" / name if name == "pbs_python" else tmp / name
+        path.write_text(source % dict(paths, name=name))
+        path.chmod(0o755)
+
+    def scenario(fixed_by_install=True, pip_error=None, **probe):
+        answer = {"executable": str(tmp / "pip_python"), "prefix": "/opt/python", "version": "3.11",
+                  "missing": MISSING, "versions": {}, "externally_managed": False, "pip": True,
+                  "distribution_python": False}
+        answer.update(probe)
+        (tmp / "scenario.json").write_text(json.dumps({"probe": answer, "fixed_by_install": fixed_by_install,
+                                                       "pip_error": pip_error}))
+    scenario()
+    return dict(fake_pbs, scenario=scenario, pbs_python=str(tmp / "exec" / "bin" / "pbs_python"),
+                pip_python=str(tmp / "pip_python"), system_python=str(tmp / "system_python3"))
+
+
+def mom_run(fake, extra_vars, check=False):
+    result = run_playbook(fake, dict({"cray_atom_hook_source": "bundled"}, **extra_vars), groups=("pbs_mom",),
+                          check=check)
+    calls = fake["calls"].read_text().splitlines() if fake["calls"].exists() else []
+    return result, calls
+
+
+def failure(result):
+    """The message of the last task that failed (its ``"msg"`` in the JSON ansible prints;
+    a rescued task fails before the one that reports)."""
+    found = re.findall(r'^fatal: \[localhost\]: FAILED! => (\{.*\})$', result.stdout, re.M)
+    assert found, result.stdout[-3000:]
+    return json.loads(found[-1])["msg"]
+
+
+WHERE = "cray_atom on localhost: %s, the Python of PBS hooks, "
+WHAT_TO_DO = ("Install requests and requests_unixsocket for that interpreter (on Debian or Ubuntu: apt-get install "
+              "python3-requests python3-requests-unixsocket; elsewhere the distribution's packages or pip into the "
+              "Python PBS was built with) and run the role again, or choose another cray_atom_install_method")
+PEP668 = "it is an externally managed Python (PEP 668: pip may not install into it)"
+
+
+def test_install_method_none_says_what_is_missing_and_what_to_do(hook_python):
+    result, calls = mom_run(hook_python, {"cray_atom_install_method": "none"})
+    assert result.returncode != 0
+    assert failure(result) == (
+        (WHERE % hook_python["pbs_python"]) + "cannot import " + "; ".join(MISSING)
+        + ", and cray_atom_install_method is none: the role installs nothing. " + WHAT_TO_DO
+        + " (auto, package with cray_atom_os_packages naming this distribution's packages, pip with "
+          "cray_atom_hook_python naming an interpreter pip may change).")
+    assert calls == ["pbs_python -c"]
+
+
+def test_pip_is_refused_on_an_externally_managed_python(hook_python):
+    hook_python["scenario"](externally_managed=True)
+    result, calls = mom_run(hook_python, {"cray_atom_install_method": "pip"})
+    assert result.returncode != 0
+    assert "and pip may not install them: %s. %s" % (PEP668, WHAT_TO_DO) in failure(result)
+    assert calls == ["pbs_python -c"]
+
+
+def test_auto_stops_when_neither_packages_nor_pip_apply(hook_python):
+    hook_python["scenario"](externally_managed=True)
+    result, calls = mom_run(hook_python, {})
+    assert result.returncode != 0
+    message = failure(result)
+    assert message.startswith((WHERE % hook_python["pbs_python"]) + "cannot import requests")
+    assert ("and no way to install them applies: distribution packages do not (it is not the distribution's own "
+            "Python (its prefix is /opt/python, distribution packages go to /usr)), pip may not (%s)." % PEP668) in message
+    assert calls == ["pbs_python -c"]
+
+
+def test_auto_uses_pip_where_pip_may_change_the_interpreter_and_verifies(hook_python):
+    result, calls = mom_run(hook_python, {})
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert calls == ["pbs_python -c",
+                     "python -m pip install --disable-pip-version-check requests==2.34.2 requests-unixsocket==0.4.1",
+                     "pbs_python -c"]
+    assert "changed: [localhost]" in result.stdout
+
+
+def test_auto_uses_pip_on_a_distribution_without_known_packages(hook_python):
+    hook_python["scenario"](distribution_python=True, prefix="/usr")
+    result, calls = mom_run(hook_python, {"cray_atom_os_package_distributions": ["Gentoo"]})
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert calls[1].startswith("python -m pip install")
+
+
+def test_modules_still_missing_after_the_install_say_so(hook_python):
+    hook_python["scenario"](fixed_by_install=False)
+    result, calls = mom_run(hook_python, {"cray_atom_install_method": "pip"})
+    assert result.returncode != 0
+    assert failure(result).startswith(
+        (WHERE % hook_python["pbs_python"]) + "still cannot import " + "; ".join(MISSING)
+        + " after the role installed requests==2.34.2 requests-unixsocket==0.4.1 with %s -m pip: they went "
+          "to another Python. Install requests" % hook_python["pip_python"])
+    assert len(calls) == 3
+
+
+def test_a_failed_pip_install_says_what_pip_said(hook_python):
+    hook_python["scenario"](externally_managed=True, pip_error="error: externally-managed-environment")
+    result, calls = mom_run(hook_python, {"cray_atom_install_method": "pip",
+                                          "cray_atom_hook_python": hook_python["pip_python"]})
+    assert result.returncode != 0
+    assert ("and installing requests==2.34.2 requests-unixsocket==0.4.1 with %s -m pip failed: "
+            "error: externally-managed-environment. Install requests" % hook_python["pip_python"]) in failure(result)
+    assert calls[-1].startswith("python -m pip install")
+
+
+def test_an_interpreter_that_does_not_run_is_named(fake_pbs):
+    result, calls = mom_run(fake_pbs, {})
+    assert result.returncode != 0
+    assert failure(result) == (
+        (WHERE % (fake_pbs["dir"] / "exec" / "bin" / "pbs_python")) + "could not run the import check (rc 1: no error output). Check PBS_EXEC in %s and that the interpreter "
+        "runs, then run the role again." % fake_pbs["conf"])
+    assert calls[0].startswith("pbs_python -c import importlib") and not any("-m pip" in c for c in calls)
+
+
+def test_without_pbs_python_the_system_python_is_asked(hook_python):
+    os.unlink(hook_python["pbs_python"])
+    hook_python["scenario"](missing=[])
+    result, calls = mom_run(hook_python, {"__cray_atom_system_python": hook_python["system_python"]})
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert calls == ["system_python3 -c"]
+
+
+def debian_with_python_apt():
+    try:
+        family = subprocess.run(["/usr/bin/python3", "-c", "import apt_pkg"], capture_output=True).returncode == 0
+    except OSError:
+        family = False
+    return family and os.path.exists("/etc/debian_version")
+
+
+@pytest.mark.skipif(not debian_with_python_apt(), reason="needs a Debian-family host with python3-apt")
+def test_auto_installs_the_debian_packages_for_the_distributions_python(hook_python):
+    # Check mode: apt only says what it would do, whatever this host has installed.
+    hook_python["scenario"](distribution_python=True, prefix="/usr", externally_managed=True)
+    result, calls = mom_run(hook_python, {}, check=True)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert re.search(r"TASK \[hpc.pbs.cray_atom : Install the modules as Debian packages\] \**\n"
+                     r"(ok|changed): \[localhost\]", result.stdout), result.stdout[-3000:]
+    assert re.search(r"TASK \[hpc.pbs.cray_atom : Install the pinned modules with pip\] \**\n"
+                     r"skipping: \[localhost\]", result.stdout), result.stdout[-3000:]
+    assert calls == ["pbs_python -c"]
