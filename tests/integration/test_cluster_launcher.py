@@ -1,7 +1,9 @@
-"""The mock cluster launcher ``tests/integration/cluster`` (issue 2, point 2).
+"""The cluster launcher ``tests/integration/cluster``, on both backends.
 
 Runs with ``--no-daemons`` (sshd only) so that it depends on nothing but the launcher; the
-last test brings the PBS daemons up when the mock has them.
+last test brings the PBS daemons up.  On the ``openpbs`` backend the nodes also live in
+network namespaces of their own (PBS addresses ``198.18.X.N``) and ``/opt/pbs`` is the
+OpenPBS build; PBS_HOME only exists once PBS has started.
 """
 import hashlib
 import importlib.machinery
@@ -25,8 +27,11 @@ def host_fingerprint():
     /opt/pbs, /var/spool/pbs."""
     with open("/etc/hostname", "rb") as handle:
         hostname_sum = hashlib.sha256(handle.read()).hexdigest()
+    links = subprocess.run(["ip", "-o", "addr", "show"], capture_output=True, text=True).stdout
     return {"hostname": hostname_sum, "pbs.conf": os.path.exists("/etc/pbs.conf"),
-            "opt/pbs": os.path.exists("/opt/pbs"), "spool/pbs": os.path.exists("/var/spool/pbs")}
+            "opt/pbs": os.path.exists("/opt/pbs"), "spool/pbs": os.path.exists("/var/spool/pbs"),
+            # the host's own network: no address or link is ever added (openpbs backend)
+            "addresses": sorted(" ".join(l.split()[1:4]) for l in links.splitlines())}
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +50,8 @@ def state_of(cluster):
 
 
 def processes_of(workdir, namespaces):
-    """Host PIDs of `_node-init`/unshare of ``workdir`` or inside one of ``namespaces``."""
+    """Host PIDs of `_node-init`/unshare or `_forward` of ``workdir`` or inside one of
+    ``namespaces``."""
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -60,9 +66,27 @@ def processes_of(workdir, namespaces):
             continue
         if zombie:
             continue
-        if (b"_node-init" in argv and workdir.encode() in argv) or pidns in namespaces:
+        ours = b"_node-init" in argv or b"_forward" in argv   # forward: openpbs ssh relays
+        if (ours and workdir.encode() in argv) or pidns in namespaces:
             found.append(int(name))
     return found
+
+
+def pbs_address(cluster, octet):
+    """The address node ``octet`` has for PBS: its loopback one on the mock, the one in its
+    own network namespace on real OpenPBS."""
+    if cluster.backend == "openpbs":
+        return "198.18.%s.%d" % (NET.split(".")[2], octet)
+    return NET + str(octet)
+
+
+def fake_mom(cluster, node):
+    """A ``sleep`` standing in for pbs_mom (no daemons here), recorded in mom.lock; its pid."""
+    lock = "/var/spool/pbs/mom_priv/mom.lock"
+    started = cluster.exec(node, ["sh", "-c", "mkdir -p /var/spool/pbs/mom_priv && "
+                                  "{ sleep 600 </dev/null >/dev/null 2>&1 & echo $! > %s; }" % lock])
+    assert started.returncode == 0, started.stderr
+    return int(cluster.exec(node, ["cat", lock]).stdout)
 
 
 def ps_state(cluster, node, pid):
@@ -115,8 +139,8 @@ def test_nodes_resolve_each_other_and_pbsuser_can_ssh_between_them(cluster):
     proc = cluster.ssh("mom2", "getent hosts pbs-server mom1; ssh mom1 hostname", user="pbsuser")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.split("\n")
-    assert lines[0].split() == [NET + "10", "pbs-server"]
-    assert lines[1].split() == [NET + "11", "mom1"]
+    assert lines[0].split() == [pbs_address(cluster, 10), "pbs-server"]
+    assert lines[1].split() == [pbs_address(cluster, 11), "mom1"]
     assert lines[2] == "mom1"
 
 
@@ -140,6 +164,8 @@ def test_exec_passes_stdin_through_and_returns_the_rc(cluster):
 
 
 def test_pbsuser_runs_the_mockpbs_python(cluster):
+    if cluster.backend == "openpbs":
+        pytest.skip("real OpenPBS nodes run no mockpbs wrapper (their /opt/pbs is the build)")
     with open(os.path.join(cluster.workdir, "nodes", "mom1", "opt", "pbs", "bin", "qmgr")) as handle:
         python = handle.read().split()[2]
     proc = cluster.exec("mom1", [python, "-c", "import mockpbs; print('ok')"], user="pbsuser")
@@ -147,7 +173,23 @@ def test_pbsuser_runs_the_mockpbs_python(cluster):
     assert proc.stdout == "ok\n"
 
 
+def test_real_node_sees_the_openpbs_build_and_no_pbs_home_before_its_first_start(cluster, host_before):
+    if cluster.backend != "openpbs":
+        pytest.skip("the mock's PBS_HOME and wrappers: test_node_sees_its_own_pbs_exec_and_pbs_home")
+    version = cluster.exec("mom1", ["/opt/pbs/bin/qstat", "--version"])
+    assert version.stdout.strip() == "pbs_version = 23.06.06", version.stderr
+    assert cluster.exec("mom1", ["test", "-u", "/opt/pbs/sbin/pbs_iff"]).returncode == 0
+    assert cluster.exec("mom1", ["test", "-e", "/var/spool/pbs"]).returncode == 1
+    conf = cluster.exec("mom1", ["cat", "/etc/pbs.conf"]).stdout
+    assert "PBS_SERVER=pbs-server\n" in conf and "PBS_START_MOM=1\n" in conf
+    addresses = cluster.exec("mom1", ["ip", "-o", "-4", "addr", "show", "eth0"]).stdout
+    assert " %s/24 " % pbs_address(cluster, 11) in addresses
+    assert host_fingerprint() == host_before
+
+
 def test_node_sees_its_own_pbs_exec_and_pbs_home(cluster, host_before):
+    if cluster.backend == "openpbs":
+        pytest.skip("a real PBS_HOME is made by pbs_habitat at the first start (no daemons here)")
     proc = cluster.exec("mom1", ["cat", "/opt/pbs/bin/qmgr"])
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("#!/bin/sh\nexec ")
@@ -164,10 +206,7 @@ def test_node_sees_its_own_pbs_exec_and_pbs_home(cluster, host_before):
 
 
 def test_stop_mom_freeze_then_start_mom_thaws(cluster):
-    lock = "/var/spool/pbs/mom_priv/mom.lock"
-    started = cluster.exec("mom1", ["sh", "-c", "sleep 600 </dev/null >/dev/null 2>&1 & echo $! > %s" % lock])
-    assert started.returncode == 0, started.stderr
-    pid = int(cluster.exec("mom1", ["cat", lock]).stdout)
+    pid = fake_mom(cluster, "mom1")
     assert ps_state(cluster, "mom1", pid)[:1] in ("S", "R")
     cluster.stop_mom("mom1", freeze=True)
     assert ps_state(cluster, "mom1", pid).startswith("T")
@@ -181,9 +220,7 @@ def test_stop_mom_freeze_then_start_mom_thaws(cluster):
 
 
 def test_stop_mom_of_a_frozen_mom_terminates_it(cluster):
-    lock = "/var/spool/pbs/mom_priv/mom.lock"
-    cluster.exec("mom2", ["sh", "-c", "sleep 600 </dev/null >/dev/null 2>&1 & echo $! > %s" % lock])
-    pid = int(cluster.exec("mom2", ["cat", lock]).stdout)
+    pid = fake_mom(cluster, "mom2")
     cluster.stop_mom("mom2", freeze=True)
     cluster.stop_mom("mom2")
     assert ps_state(cluster, "mom2", pid) == ""
@@ -217,8 +254,12 @@ def test_up_after_a_crashed_node(cluster):
     old_pids = {n[key] for n in before["nodes"] for key in ("init_pid", "unshare_pid")}
     now = state_of(cluster)["nodes"]
     current = {n[key] for n in now for key in ("init_pid", "unshare_pid")}
-    assert sorted(processes_of(cluster.workdir, set())) == sorted(current)
-    assert not old_pids & current
+    found = processes_of(cluster.workdir, set())
+    forwarders = [pid for pid in found if "_forward" in open("/proc/%d/cmdline" % pid).read()]
+    assert sorted(set(found) - set(forwarders)) == sorted(current)
+    # one ssh forwarder per node on real OpenPBS, the crashed node's old one gone
+    assert len(forwarders) == (3 if cluster.backend == "openpbs" else 0)
+    assert not old_pids & (current | set(forwarders))
     assert cluster.ssh("mom1", "hostname").stdout == "mom1\n"
 
 
@@ -260,8 +301,12 @@ def test_each_mom_sees_its_own_cgroups_at_the_standard_paths(cluster):
         own = cluster.exec(mom, ["cat", "/proc/self/cgroup"], user="pbsuser", check=True).stdout
         name = launcher.cluster_cgroup_name(launcher.Workdir(cluster.workdir))
         assert ":cpuset:/%s/%s\n" % (name, mom) in own and ":memory:/%s/%s\n" % (name, mom) in own
-        definition = cluster.exec(mom, ["cat", "/var/spool/pbs/mom_priv/config.d/hpcpbs_vnodes"],
-                                  check=True).stdout
+        if cluster.backend == "openpbs":  # installed by pbs_mom -s insert at the first start
+            with open(os.path.join(cluster.workdir, "nodes", mom, "vnodes.def")) as handle:
+                definition = handle.read()
+        else:
+            definition = cluster.exec(mom, ["cat", "/var/spool/pbs/mom_priv/config.d/hpcpbs_vnodes"],
+                                      check=True).stdout
         assert "%s: resources_available.ncpus = %d\n" % (mom, len(cpus[mom])) in definition
     if not state["cgroups"]["shared"]:
         assert not set(cpus["mom1"]) & set(cpus["mom2"])
@@ -300,16 +345,6 @@ def test_down_leaves_no_process_and_no_mount(cluster, host_before):
     assert host_cgroup_dirs(cluster) == []
 
 
-def daemons_available():
-    modules = ["mockpbs.server.daemon", "mockpbs.mom.daemon", "mockpbs.cli.qmgr",
-               "mockpbs.cli.pbsnodes"]
-    try:
-        return all(importlib.util.find_spec(m) is not None for m in modules)
-    except ModuleNotFoundError:
-        return False
-
-
-@pytest.mark.skipif(not daemons_available(), reason="mock PBS daemons not written yet")
 def test_up_with_daemons_creates_nodes_in_order_and_all_free(cluster_factory):
     cluster = cluster_factory(moms=2, daemons=True)
     for mom in ("mom1", "mom2"):   # the mock ATOM service, started after pbs_mom
