@@ -6,7 +6,10 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-DEB_PACKAGES := openssh-server openssh-client python3-venv util-linux procps
+DEB_PACKAGES := openssh-server openssh-client python3-venv util-linux procps iproute2 \
+	python3-requests python3-requests-unixsocket
+# python3-requests*: what the cray_atom role installs for the hooks' Python; the test nodes
+# share the host's /usr, so the host has them already and a node never installs into it.
 COLLECTION_LINK := build/collections/ansible_collections/hpc/pbs
 PYTEST_ARGS ?=
 # Backend of `make demo`: mock (the mock PBS) or openpbs (a real OpenPBS built from
