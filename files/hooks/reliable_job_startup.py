@@ -33,6 +33,11 @@ is requeued and the event is rejected, saying why.
 A config file that is not valid JSON or breaks the rules above makes the hook reject the
 event with a message naming the file and the problem; at execjob_launch the job is also
 held (``s``) and requeued so that it is not lost while the config is fixed.
+
+Whatever ``release_nodes()`` returns is kept referenced until the hook ends
+(``RELEASE_NODES_RESULTS``): pbs_python returns the job without taking a reference to it,
+so a dropped result frees the job under ``pbs.event()`` and pbs_python crashes as the hook
+ends (exit 139), the mom then discarding everything the hook did (no pruning).
 """
 import json
 import re
@@ -54,6 +59,12 @@ RESOURCE_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 # would destroy the job's request.
 RESERVED_RESOURCES = ("select", "place", "nodes", "nodect", "ncpus", "mem")
 DEFAULT_HOOK_NAME = "reliable_job_startup"
+# Every object release_nodes() returned during this run. OpenPBS's release_nodes() hands
+# back the job as a borrowed reference (no Py_INCREF): were it dropped when a function
+# returns, the job would be freed while pbs.event() still points at it, and pbs_python
+# would segfault writing the hook's results. This module-level list lives until the hook
+# has ended. Only release_nodes_kept() calls release_nodes().
+RELEASE_NODES_RESULTS = []
 
 
 class ConfigError(ValueError):
@@ -229,6 +240,14 @@ def offline_failed_vnodes(event, job_id):
     return failed
 
 
+def release_nodes_kept(job, keep_select):
+    """``job.release_nodes(keep_select=keep_select)``, its result (the pruned job, or None)
+    kept in RELEASE_NODES_RESULTS until the hook ends; returns that result."""
+    result = job.release_nodes(keep_select=keep_select)
+    RELEASE_NODES_RESULTS.append(result)
+    return result
+
+
 def hold_and_requeue(event, message):
     """Give the job a system hold, requeue it and reject the event with ``message``."""
     event.job.Hold_Types = pbs.hold_types("s")
@@ -260,7 +279,7 @@ def on_execjob_launch(event, config):
     failed = sorted(event.vnode_list_fail.keys())
     if failed and config["offline_failed_vnodes"]:
         offline_failed_vnodes(event, job_id)
-    pruned = job.release_nodes(keep_select=keep_select)
+    pruned = release_nodes_kept(job, keep_select)
     if pruned is None:
         hold_and_requeue(event, "%s: could not prune job %s back to its original select %s: not enough healthy nodes "
                                 "(failed vnodes: %s); job held (s) and requeued"
