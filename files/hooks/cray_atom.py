@@ -47,6 +47,7 @@ exclusive here when any of them says so.
 import json
 import os
 import pwd
+import site
 import urllib.parse
 
 import pbs
@@ -201,6 +202,10 @@ def jobs_url(config, jobid=None):
 
 
 def _session():
+    # pbs_python starts its interpreter without the site module (PyConfig.site_import = 0),
+    # so the system's site and dist-packages directories, where pip or the OS packages put
+    # requests, are not on sys.path: add them first, as the built-in PBS_cray_atom does.
+    site.main()
     # Imported here so that a node without them fails with a message that says so.
     try:
         import requests
