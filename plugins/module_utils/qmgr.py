@@ -175,8 +175,8 @@ def object_name_problem(object_type, name):
     """Why ``name`` cannot name one object of ``object_type`` in a qmgr command (str: what
     is wrong and what is accepted), or None."""
     if object_type not in NAME_RULES:
-        return "unknown qmgr object type %r; accepted: %s" % (object_type,
-                                                             ", ".join(OBJECT_TYPES))
+        return "unknown qmgr object type %r; accepted: %s" % (
+            object_type, ", ".join(OBJECT_TYPES))
     pattern, longest, accepted = NAME_RULES[object_type]
     if not isinstance(name, str):
         return "%s name %r is not a string; accepted: %s" % (object_type, name, accepted)
@@ -200,8 +200,8 @@ def attribute_name_problem(object_type, attribute):
     """Why ``attribute`` cannot be an attribute name of ``object_type`` in a qmgr command
     (str: what is wrong and what is accepted), or None."""
     if not isinstance(attribute, str):
-        return "attribute name %r is not a string; accepted: %s" % (attribute,
-                                                                   ATTRIBUTE_NAME_ACCEPTED)
+        return "attribute name %r is not a string; accepted: %s" % (
+            attribute, ATTRIBUTE_NAME_ACCEPTED)
     base, dot, resource = attribute.partition(".")
     wrong = _character_problem(attribute)
     if wrong is None and not _ATTRIBUTE_NAME.fullmatch(base):

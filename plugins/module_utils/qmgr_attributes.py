@@ -300,8 +300,8 @@ def value_problem(object_type, attribute, text, operator, name_problem):
             problem = "free cannot be combined with other states"
     if problem is None:
         return None
-    return "%s attribute %s: %s; accepted: %s" % (object_type, attribute, problem,
-                                                   kind.accepted)
+    return "%s attribute %s: %s; accepted: %s" % (
+        object_type, attribute, problem, kind.accepted)
 
 
 def listed_default(object_type, attribute):

@@ -162,8 +162,8 @@ def test_hook_name_with_a_newline_through_the_qmgr_module_is_refused(pbs):
     ("node", "mom1", {"state": "bogus"}, ["state", "'bogus'"]),
     ("hook", "reliable_job_startup", {"alarm": 0}, ["alarm", "out of range"]),
 ])
-def test_values_of_the_wrong_type_are_refused_before_qmgr_runs(pbs, object_type, name,
-                                                                attributes, texts):
+def test_values_of_the_wrong_type_are_refused_before_qmgr_runs(
+        pbs, object_type, name, attributes, texts):
     before = copy.deepcopy(pbs.objects)
     code, result = run(pbs, object_type=object_type, name=name, attributes=attributes)
     assert_refused(pbs, result, code, "Nothing was changed", *texts)

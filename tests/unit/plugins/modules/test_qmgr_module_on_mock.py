@@ -42,8 +42,8 @@ def run(mock_pbs, **args):
 
 
 def listed(command):
-    rc, out, _ = testing.run_cli(mock_qmgr.main, ["-c", command])
-    assert rc == 0
+    rc, out, err = testing.run_cli(mock_qmgr.main, ["-c", command])
+    assert rc == 0, err
     return out
 
 
