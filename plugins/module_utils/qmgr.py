@@ -152,10 +152,11 @@ class QmgrCommand(str):
 
 
 def _character_problem(text):
-    """The first character of ``text`` that qmgr would read as syntax, described, or None."""
+    """What in ``text`` qmgr would read as syntax, described (a newline first, else the
+    first such character), or None."""
+    if "\n" in text or "\r" in text:
+        return "a newline (qmgr would read a second command)"
     for char in text:
-        if char in "\r\n":
-            return "a newline (qmgr would read a second command)"
         if ord(char) < 32 or ord(char) == 127:
             return "the control character %r" % char
         if char.isspace():
@@ -189,11 +190,8 @@ def object_name_problem(object_type, name):
         wrong = "%d characters, more than %d" % (len(name), longest)
     if wrong is None:
         return None
-    hint = ""
-    if "," in name:
-        hint = " (several objects are given as a list, never inside one name)"
-    return "%s name %r is not accepted: it holds %s; accepted: %s%s" % (
-        object_type, name, wrong, accepted, hint)
+    return "%s name %r is not accepted: it holds %s; accepted: %s" % (
+        object_type, name, wrong, accepted)
 
 
 def attribute_name_problem(object_type, attribute):
@@ -303,7 +301,10 @@ def object_ref(object_type, name=None):
     if not names:
         raise QmgrValueError("an empty list of %s names" % object_type)
     for each in names:
-        _raise_if(object_name_problem(object_type, each))
+        problem = object_name_problem(object_type, each)
+        if problem and "," in each:
+            problem += " (several objects are given as a list of names, never in one name)"
+        _raise_if(problem)
     return "%s %s" % (object_type, ",".join(names))
 
 

@@ -292,8 +292,11 @@ def value_problem(object_type, attribute, text, operator, name_problem):
         return None
     if isinstance(kind, ObjectName):
         problem = kind.problem(text, name_problem)
-    else:
-        problem = kind.problem(text)
+        if problem:
+            return "%s attribute %s: %s; the %s must also exist" % (
+                object_type, attribute, problem, kind.object_type)
+        return None
+    problem = kind.problem(text)
     if problem is None and attribute == "state" and object_type == "node" and operator == "=":
         items = text.split(",")
         if "free" in items and len(items) > 1:

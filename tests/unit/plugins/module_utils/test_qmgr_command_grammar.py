@@ -19,7 +19,7 @@ def test_attribute_name_with_newlines_cannot_add_commands():
         set_command("server", None, INJECTED_ATTRIBUTE, "y")
     message = str(info.value)
     assert "attribute name" in message and "accepted:" in message
-    assert "white space" in message or "newline" in message
+    assert "newline" in message
     with pytest.raises(QmgrValueError):
         unset_command("server", None, INJECTED_ATTRIBUTE)
     with pytest.raises(QmgrValueError):
@@ -35,9 +35,10 @@ def test_attribute_name_cannot_carry_a_second_assignment():
 
 def test_comma_in_a_node_name_is_refused_but_a_list_is_taken():
     problem = object_name_problem("node", "mom1,mom2")
-    assert "comma" in problem and "as a list" in problem
-    with pytest.raises(QmgrValueError):
+    assert "comma" in problem and "accepted:" in problem
+    with pytest.raises(QmgrValueError) as info:
         set_command("node", "mom1,mom2", "state", "offline", "+=")
+    assert "as a list of names" in str(info.value)
     assert set_command("node", ["mom1", "mom2"], "state", "offline", "+=") == \
         "set node mom1,mom2 state += offline"
     assert list_command("node", ["mom1", "mom2"]) == "list node mom1,mom2"
