@@ -24,7 +24,7 @@ _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(mockpbs.__file
 
 def _rejected(reject_msg=None, exception=None, alarm=False, logs=None):
     return {"accepted": False, "reject_msg": reject_msg, "exception": exception, "alarm": alarm,
-            "job": {}, "rerun": False, "vnodes": {}, "logs": logs or []}
+            "job": {}, "rerun": False, "delete": False, "vnodes": {}, "logs": logs or []}
 
 
 def run_hook(hook, event, context, pbs_home, log=None):
@@ -43,6 +43,11 @@ def run_hook(hook, event, context, pbs_home, log=None):
     ``accepted=False`` (records logged before the kill are lost, as with PBS). A child that
     dies or writes no result gives ``accepted=False`` with ``exception`` telling why.
     Never raises for a failing hook.
+
+    The child Python runs without the ``site`` module (``-S``), as pbs_python starts its
+    interpreter with ``PyConfig.site_import = 0``: site-packages (pip's and the OS
+    packages' modules) are not on ``sys.path`` until the hook calls ``site.main()``, as
+    OpenPBS's own PBS_cray_atom hook does.
     """
     alarm = int(hook.get("alarm") or DEFAULT_ALARM)
     env = dict(os.environ)
@@ -54,7 +59,7 @@ def run_hook(hook, event, context, pbs_home, log=None):
         env.pop("PBS_HOOK_CONFIG_FILE", None)
     request = json.dumps({"hook": hook, "event": event, "context": context, "pbs_home": pbs_home})
     cwd = pbs_home if pbs_home and os.path.isdir(pbs_home) else None
-    process = subprocess.Popen([sys.executable, "-m", "mockpbs.hookrun"], stdin=subprocess.PIPE,
+    process = subprocess.Popen([sys.executable, "-S", "-m", "mockpbs.hookrun"], stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
     try:
         stdout, stderr = process.communicate(request.encode(), timeout=alarm)

@@ -9,8 +9,8 @@ what PP-928 hooks use (seed ``pp-928-reliable-job-startup.txt``, interfaces 5-9)
   ``requestor_host``, ``accept()``, ``reject(msg)`` (both raise ``SystemExit``, as PBS);
 - the job object: attributes as ``qstat -f`` names them (unset ones read as None),
   ``Resource_List`` (``["select"]`` is a :class:`select`), ``in_ms_mom()``, ``rerun()``,
-  ``release_nodes(keep_select=...)`` (interface 8, see :mod:`mockpbs.release_nodes`),
-  ``failed_mom_list`` / ``succeeded_mom_list``;
+  ``delete()``, ``release_nodes(keep_select=...)`` (interface 8, see
+  :mod:`mockpbs.release_nodes`), ``failed_mom_list`` / ``succeeded_mom_list``;
 - :class:`select` with ``increment_chunks`` (interface 7, with every quirk of OpenPBS's
   implementation, see ``tests/reference/increment_chunks_quirks.md``);
 - vnodes with a settable ``state`` (``pbs.ND_OFFLINE``...), ``comment``,
@@ -206,21 +206,96 @@ RESIZE_SET_REFUSED = "nothing is settable inside an execjob_resize hook!"
 
 
 # ---------------------------------------------------------------- value types
+_C_SPACE = " \t\n\v\f\r"
+_C_DIGITS = "0123456789"
+_C_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_C_ALNUM = _C_DIGITS + _C_LETTERS
+
+
+def _select_value_end(text, pos):
+    """Scan a resource value of a select spec from ``pos`` (just after ``=``), as
+    ``decode_select`` does. Returns ``(position after the value's separator, new chunk)``:
+    ``(None, _)`` when the spec is bad, ``(len(text), False)`` at the end of the spec."""
+    end = len(text)
+    while pos < end:
+        char = text[pos]
+        if char in "'\"":               # a quoted substring: anything up to the same quote
+            close = text.find(char, pos + 1)
+            if close < 0:
+                return None, False
+            pos = close + 1
+        elif char in ":+":
+            pos += 1
+            return (pos, char == "+") if pos < end else (None, False)
+        elif " " <= char <= "~":        # C isprint()
+            pos += 1
+        else:
+            return None, False
+    return end, False
+
+
+def select_syntax_ok(text):
+    """True when OpenPBS accepts ``text`` as a select spec: the rules of its
+    ``decode_select`` (``src/lib/Libattr/attr_resc_func.c``), which ``pbs.select()`` applies
+    through ``_pbs_v1.validate_input("resc", "select", ...)``. ASCII only, as C's ctype:
+
+    - leading white space is skipped; an empty spec is bad;
+    - a chunk starts with a letter or digit: digits (any count, ``0`` included) are its
+      count, followed by the end of the spec, ``+`` and another chunk, or ``:``;
+    - then ``name=value`` pairs joined by ``:``: a name starts with a letter and goes on
+      with letters, digits, ``-`` and ``_``; a value is printable characters (``=`` and
+      spaces included) and quoted substrings (``'...'``/``"..."``, closed, anything
+      inside); it may be empty only when a ``:`` or ``+`` follows;
+    - ``:`` and ``+`` must be followed by something.
+    """
+    pos, end = 0, len(text)
+    while pos < end and text[pos] in _C_SPACE:
+        pos += 1
+    if pos == end:
+        return False
+    new_chunk = True
+    while pos < end:
+        if text[pos] not in _C_ALNUM:
+            return False
+        if new_chunk and text[pos] in _C_DIGITS:
+            while pos < end and text[pos] in _C_DIGITS:
+                pos += 1
+            if pos == end:
+                return True
+            if text[pos] == "+":
+                pos += 1
+                if pos == end:
+                    return False
+                continue
+            if text[pos] != ":":
+                return False
+            pos += 1
+        if pos == end or text[pos] not in _C_LETTERS:
+            return False
+        while pos < end and (text[pos] in _C_ALNUM or text[pos] in "-_"):
+            pos += 1
+        if pos == end or text[pos] != "=" or pos + 1 == end:
+            return False
+        pos, new_chunk = _select_value_end(text, pos + 1)
+        if pos is None:
+            return False
+    return True
+
+
 class select(str):
     """A select spec ``[N:]res=val[:res=val][+...]``; the text is kept as written.
 
-    Raises :class:`BadResourceValueError` when PBS would refuse the spec (syntax, or a
-    chunk count below 1)."""
+    Accepts exactly what OpenPBS's select type accepts (:func:`select_syntax_ok`: a chunk
+    count of ``0`` included, e.g. ``"0:ncpus=1+1:ncpus=2"``). Raises TypeError for a value
+    that is not a string and :class:`BadResourceValueError` (PBS's text ``input value <v>
+    not of the right format for 'select'``) for a bad spec."""
 
     def __new__(cls, value):
-        text = str(value)
-        try:
-            chunks = selectspec.parse_select(text)
-        except selectspec.SelectSpecError as exc:
-            raise BadResourceValueError("illegal value for select: '%s' (%s)" % (text, exc)) from None
-        if any(chunk.count < 1 for chunk in chunks):
-            raise BadResourceValueError("illegal value for select: '%s' (chunk count below 1)" % text)
-        return super().__new__(cls, text)
+        if not isinstance(value, str):
+            raise TypeError("validate_input() argument 3 must be str, not %s" % type(value).__name__)
+        if not select_syntax_ok(value):
+            raise BadResourceValueError("input value %s not of the right format for 'select'" % (value,))
+        return super().__new__(cls, value)
 
     def increment_chunks(self, increment_spec):
         """Add chunks to every chunk but the primary mom's single one (PP-928 interface 7).
@@ -233,7 +308,8 @@ class select(str):
         ``OverflowError`` from ``int()``/``float()``/``ceil()`` for bad strings;
         ``UnboundLocalError`` for a non int/str dict value on the first chunk (a later
         chunk silently reuses the previous chunk's count); :class:`BadResourceValueError`
-        when the result has a count below 1 (negative increments are not checked)."""
+        when the result has a negative count (negative increments are not checked; a
+        count of 0 is a valid select, as in OpenPBS)."""
         amount = None
         factor = None
         per_chunk = None
@@ -427,6 +503,7 @@ class _Job:
         object.__setattr__(self, "_values", {})
         object.__setattr__(self, "_changed", {})
         object.__setattr__(self, "_rerun", False)
+        object.__setattr__(self, "_delete", False)
         object.__setattr__(self, "_readonly", False)
         object.__setattr__(self, "_msmom", bool(in_ms_mom))
         for key, value in (values or {}).items():
@@ -480,6 +557,13 @@ class _Job:
         if (_current.event_type & MOM_EVENTS) == 0:
             raise NotImplementedError("rerun(): only for mom hooks")
         object.__setattr__(self, "_rerun", True)
+
+    def delete(self):
+        """Ask PBS to delete the job once the hook ends (mom hooks only); like ``rerun()``,
+        a job action pbs_python reports whether the hook accepts or rejects."""
+        if (_current.event_type & MOM_EVENTS) == 0:
+            raise NotImplementedError("delete(): only for mom hooks")
+        object.__setattr__(self, "_delete", True)
 
     def release_nodes(self, node_list=None, keep_select=None):
         """Prune the job to ``keep_select`` (PP-928 interface 8).
@@ -803,7 +887,7 @@ def _start(hook, event_name, context):
 def _outcome():
     """What the hook did, in the result shape of PROTOCOL.md (without accepted/alarm)."""
     state = _current
-    result = {"job": {}, "rerun": False, "vnodes": {}, "logs": list(state.logs)}
+    result = {"job": {}, "rerun": False, "delete": False, "vnodes": {}, "logs": list(state.logs)}
     params = object.__getattribute__(state.event, "_param") if state.event is not None else {}
     job = params.get("job")
     if job is not None:
@@ -814,7 +898,9 @@ def _outcome():
                 changed[head] = dict(resources)
         result["job"] = changed
         # pbs_python writes no job actions for execjob_resize/execjob_attach.
-        result["rerun"] = bool(job._rerun) and state.event_type not in (EXECJOB_RESIZE, EXECJOB_ATTACH)
+        with_actions = state.event_type not in (EXECJOB_RESIZE, EXECJOB_ATTACH)
+        result["rerun"] = bool(job._rerun) and with_actions
+        result["delete"] = bool(job._delete) and with_actions
     for table in ("vnode_list", "vnode_list_fail"):
         for name, vnode in (params.get(table) or {}).items():
             changes = vnode.changes()

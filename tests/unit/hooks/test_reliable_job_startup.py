@@ -159,7 +159,7 @@ def launch_context(failed=(), in_ms_mom=True, nodefile=True, site="1:ncpus=1+1:n
     env = {"PBS_JOBID": "7.pbs-server", "HOME": "/home/pbsuser"}
     if nodefile:
         env["PBS_NODEFILE"] = "/var/spool/pbs/aux/7.pbs-server"
-    return {"job": job, "vnode_list": {n: v for n, v in VNODES.items() if n not in failed},
+    return {"job": job, "vnode_list": dict(VNODES),   # the failed ones too, as the mom writes it
             "vnode_list_fail": {n: VNODES[n] for n in failed}, "env": env,
             "argv": ["/bin/sleep", "10"], "progname": "/bin/sleep", "in_ms_mom": in_ms_mom,
             "hostname": "ms" if in_ms_mom else "s1", "server": "pbs-server",

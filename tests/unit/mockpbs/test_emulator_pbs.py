@@ -79,7 +79,10 @@ def test_hold_types_validated_and_node_state_text():
 
 
 def test_select_validation():
-    with pytest.raises(pbs.BadResourceValueError):
-        pbs.select("0:ncpus=1")
+    # OpenPBS's decode_select takes any digits as a chunk count, 0 included (checked under
+    # the real pbs_python: tests/unit/hooks/test_real_pbs_python.py).
+    assert pbs.select("0:ncpus=1") == "0:ncpus=1"
+    with pytest.raises(pbs.BadResourceValueError, match="input value -1:ncpus=1 not of the right format for 'select'"):
+        pbs.select("-1:ncpus=1")
     with pytest.raises(pbs.BadResourceValueError):
         pbs.select("ncpus")

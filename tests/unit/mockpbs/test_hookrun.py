@@ -74,7 +74,7 @@ def launch_context(failed=("federer", "sampras"), env=None):
                     "tolerate_node_failures": "job_start", "Hold_Types": "n", "run_count": "1",
                     "Resource_List": {"select": "1:ncpus=3:mem=1gb+2:ncpus=2:mem=2gb+2:ncpus=1:mem=3gb",
                                       "site": "1:ncpus=3:mem=1gb+1:ncpus=2:mem=2gb+1:ncpus=1:mem=3gb"}},
-            "vnode_list": {h: v for h, v in vnodes.items() if h not in failed},
+            "vnode_list": vnodes,   # the failed ones too, as the mom writes it
             "vnode_list_fail": {h: v for h, v in vnodes.items() if h in failed},
             "env": env if env is not None else {"PBS_NODEFILE": "/var/spool/pbs/aux/20.borg", "HOME": "/home/u"},
             "argv": ["/bin/bash", "jobr.scr"], "progname": "/bin/bash", "in_ms_mom": True,

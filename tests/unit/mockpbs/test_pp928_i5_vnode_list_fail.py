@@ -45,10 +45,13 @@ def test_pp928_i5_vnode_list_fail_absent_in_other_events(event):
     assert result.reject_message == "absent"
 
 
-def test_pp928_i5_failed_vnodes_not_in_vnode_list():
+@pytest.mark.parametrize("event", ["execjob_prologue", "execjob_launch"])
+def test_pp928_i5_failed_vnodes_stay_in_vnode_list(event):
+    # OpenPBS's mom writes every vnode of the job to vnode_list (run_hook in
+    # src/resmom/mom_hook_func.c), the failed ones as well as in vnode_list_fail.
     body = "import pbs\npbs.event().reject(','.join(sorted(pbs.event().vnode_list)))\n"
-    result = harness.run_hook(body, job=JOB, vnodes=VNODES, failed_hosts=["federer", "sampras"])
-    assert result.reject_message == "agassi,borg,lendl"
+    result = harness.run_hook(body, event=event, job=JOB, vnodes=VNODES, failed_hosts=["federer", "sampras"])
+    assert result.reject_message == "agassi,borg,federer,lendl,sampras"
 
 
 def test_pp928_i5_vnode_list_fail_holds_assigned_resources():

@@ -23,7 +23,7 @@ def start(event, exec_vnode, exec_host, hosts, failed=(), tolerate="job_start", 
               for name, host in hosts.items()}
     context = {
         "job": job, "in_ms_mom": True, "hostname": all_hosts[0], "daemon": "mom",
-        "vnode_list": {n: v for n, v in vnodes.items() if v["host"] not in failed},
+        "vnode_list": vnodes,   # the failed ones too, as the mom writes it
         "vnode_list_fail": {n: v for n, v in vnodes.items() if v["host"] in failed},
         "failed_mom_list": list(failed),
         "succeeded_mom_list": [h for h in all_hosts if h not in failed],

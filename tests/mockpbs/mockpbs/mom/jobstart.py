@@ -242,7 +242,7 @@ class JobStarter:
         (not by a plain reject, as in OpenPBS) at execjob_begin or execjob_prologue makes the
         mom offline every vnode it reports (``mom_node_update``, comment
         ``offlined by hook '<name>' due to hook error``)."""
-        merged = {"vnodes": {}, "rerun": False, "env": None, "argv": None, "progname": None}
+        merged = {"vnodes": {}, "rerun": False, "delete": False, "env": None, "argv": None, "progname": None}
         for hook in self.mom.hooks.for_event(event):
             context = {
                 "job": job, "vnode_list": job_vnode_dicts(job, vnodes), "vnode_list_fail": {},
@@ -259,6 +259,7 @@ class JobStarter:
             for name, attrs in (result.get("vnodes") or {}).items():
                 merged["vnodes"].setdefault(name, {}).update(attrs)
             merged["rerun"] = merged["rerun"] or bool(result.get("rerun"))
+            merged["delete"] = merged["delete"] or bool(result.get("delete"))
             for key in ("env", "argv", "progname"):
                 if result.get(key) is not None:
                     merged[key] = result[key]
