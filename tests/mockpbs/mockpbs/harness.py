@@ -79,6 +79,10 @@ class HookResult:
     - ``vnodes``: ``{vnode: {changed attribute: value}}`` (``state`` as text, e.g.
       ``"offline"``; ``resources_available`` a dict of changed resources);
     - ``rerun`` (bool): the hook called ``job.rerun()``; ``delete`` (bool): ``job.delete()``;
+    - ``crashed`` (bool): real pbs_python would have crashed (SIGSEGV) as the hook ended,
+      because the job ``release_nodes()`` returned was freed before (then ``accepted`` is
+      False, ``exception`` says why and nothing the hook changed is kept, its log lines
+      are);
     - ``log``: the lines PBS would write to the daemon log, in order
       (``MM/DD/YYYY HH:MM:SS;0006;pbs_python;Hook;pbs_python;msg`` for mom hooks, daemon
       field ``Server@<host>`` for server hooks);
@@ -97,6 +101,7 @@ class HookResult:
         self.alarm = bool(raw.get("alarm"))
         self.rerun = bool(raw.get("rerun"))
         self.delete = bool(raw.get("delete"))
+        self.crashed = bool(raw.get("crashed"))
         self.changes = dict(raw.get("job") or {})
         self.vnodes = dict(raw.get("vnodes") or {})
         self.records = [list(r) for r in raw.get("logs") or []]
@@ -110,8 +115,8 @@ class HookResult:
             self.progname = raw.get("progname", launch_inputs["progname"])
 
     def __repr__(self):
-        return "HookResult(accepted=%r, reject_message=%r, rerun=%r, changes=%r, vnodes=%r)" % (
-            self.accepted, self.reject_message, self.rerun, self.changes, self.vnodes)
+        return "HookResult(accepted=%r, reject_message=%r, rerun=%r, crashed=%r, changes=%r, vnodes=%r)" % (
+            self.accepted, self.reject_message, self.rerun, self.crashed, self.changes, self.vnodes)
 
 
 def _merged(before, changes):

@@ -22,9 +22,16 @@ DEFAULT_ALARM = 30
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(mockpbs.__file__)))
 
 
-def _rejected(reject_msg=None, exception=None, alarm=False, logs=None):
+CRASH_MESSAGE = ("pbs_python killed by signal 11 (SIGSEGV) as the hook ended: the job object "
+                 "returned by release_nodes() was freed before the hook ended (release_nodes() "
+                 "returns a borrowed reference; keep what it returns referenced, e.g. in a "
+                 "module-level name, until the hook ends)")
+
+
+def _rejected(reject_msg=None, exception=None, alarm=False, logs=None, crashed=False):
     return {"accepted": False, "reject_msg": reject_msg, "exception": exception, "alarm": alarm,
-            "job": {}, "rerun": False, "delete": False, "vnodes": {}, "logs": logs or []}
+            "crashed": crashed, "job": {}, "rerun": False, "delete": False, "vnodes": {},
+            "logs": logs or []}
 
 
 def run_hook(hook, event, context, pbs_home, log=None):
@@ -42,7 +49,12 @@ def run_hook(hook, event, context, pbs_home, log=None):
     The child is killed after ``alarm`` seconds: the result then has ``alarm=True`` and
     ``accepted=False`` (records logged before the kill are lost, as with PBS). A child that
     dies or writes no result gives ``accepted=False`` with ``exception`` telling why.
-    Never raises for a failing hook.
+    ``crashed=True`` (with ``accepted=False``, ``exception`` saying why, and no changes:
+    ``job``/``vnodes`` empty, ``rerun``/``delete`` False, no ``env``/``argv``/``progname``)
+    is a run that real pbs_python would end with a segfault: the job ``release_nodes()``
+    returned was freed before the hook ended. Its log records are kept (pbs_python writes
+    them as the hook runs); the daemon must skip the hook (see
+    :meth:`mockpbs.mom.jobstart.JobStarter.run_event`). Never raises for a failing hook.
 
     The child Python runs without the ``site`` module (``-S``), as pbs_python starts its
     interpreter with ``PyConfig.site_import = 0``: site-packages (pip's and the OS
@@ -82,12 +94,14 @@ def execute(hook, event, context):
     """Child side: run the hook body in this process and return the result dict."""
     pbs_module._start(hook, event, context)
     sys.modules["pbs"] = pbs_module
-    result = {"accepted": True, "reject_msg": None, "exception": None, "alarm": False}
+    result = {"accepted": True, "reject_msg": None, "exception": None, "alarm": False, "crashed": False}
+    # The hook's module namespace lives until its results are taken, as pbs_python keeps it.
+    namespace = {"__name__": "builtins", "__builtins__": builtins}
     try:
         with open(hook["body"]) as handle:
             source = handle.read()
         code = compile(source, hook["body"], "exec")
-        exec(code, {"__name__": "builtins", "__builtins__": builtins})
+        exec(code, namespace)
     except SystemExit:
         # accept()/reject() end the hook this way; so does a bare sys.exit() in the hook.
         pass
@@ -98,6 +112,8 @@ def execute(hook, event, context):
             # PP-928 interface 6: a refused set under execjob_launch shows as a DEBUG2 line.
             pbs_module._current.logs.append([pbslog.PBSEVENT_DEBUG2, pbslog.OBJ_HOOK,
                                              hook.get("name", ""), str(exc)])
+    if pbs_module._job_freed():
+        return _rejected(exception=CRASH_MESSAGE, crashed=True, logs=list(pbs_module._current.logs))
     result["accepted"] = bool(pbs_module._current.accepted)
     result["reject_msg"] = None if result["accepted"] else pbs_module._current.reject_msg
     result.update(pbs_module._outcome())

@@ -10,7 +10,9 @@ what PP-928 hooks use (seed ``pp-928-reliable-job-startup.txt``, interfaces 5-9)
 - the job object: attributes as ``qstat -f`` names them (unset ones read as None),
   ``Resource_List`` (``["select"]`` is a :class:`select`), ``in_ms_mom()``, ``rerun()``,
   ``delete()``, ``release_nodes(keep_select=...)`` (interface 8, see
-  :mod:`mockpbs.release_nodes`), ``failed_mom_list`` / ``succeeded_mom_list``;
+  :mod:`mockpbs.release_nodes`; its result is a borrowed reference, as in pbs_python: a
+  hook that lets it be freed crashes, see :class:`_BorrowedJob`), ``failed_mom_list`` /
+  ``succeeded_mom_list``;
 - :class:`select` with ``increment_chunks`` (interface 7, with every quirk of OpenPBS's
   implementation, see ``tests/reference/increment_chunks_quirks.md``);
 - vnodes with a settable ``state`` (``pbs.ND_OFFLINE``...), ``comment``,
@@ -36,11 +38,14 @@ What a hook may set follows OpenPBS's ``is_attrib_val_settable``
   ``progname``/``argv``/``env`` and PBS's own variables in a launch ``env`` are read-only.
 
 State lives in :data:`_current` (one hook run per process, as in ``pbs_python``);
-:func:`_start` installs it and :func:`_outcome` reads what the hook changed.
+:func:`_start` installs it, :func:`_job_freed` tells whether pbs_python would have crashed
+and :func:`_outcome` reads what the hook changed.
 """
 import math
 import os
+import sys
 import time
+import weakref
 
 from mockpbs import pbsconf, pbslog, selectspec
 from mockpbs import release_nodes as _release
@@ -444,10 +449,12 @@ def _to_text(value):
 # ---------------------------------------------------------------- objects
 class _Resources:
     """A ``Resource_List`` / ``resources_available`` mapping. Unset resources read as None;
-    setting one records the change (unless the owner is read-only)."""
+    setting one records the change (unless the owner is read-only). The owner is held by a
+    weak reference, so that the job's reference count is the hook's alone (see
+    :class:`_BorrowedJob`)."""
 
     def __init__(self, owner, values, typed=True):
-        object.__setattr__(self, "_owner", owner)
+        object.__setattr__(self, "_owner", weakref.ref(owner))
         object.__setattr__(self, "_values", {})
         object.__setattr__(self, "_changed", {})
         for key, value in (values or {}).items():
@@ -465,7 +472,7 @@ class _Resources:
         return self._values.get(key)
 
     def __setitem__(self, key, value):
-        self._owner._check_writable(key, kind="resource")
+        self._owner()._check_writable(key, kind="resource")
         value = self._convert(key, value) if self._typed else value
         self._values[key] = value
         self._changed[key] = _to_text(value)
@@ -548,6 +555,19 @@ class _Job:
     def __str__(self):
         return str(self._values.get("id"))
 
+    def __eq__(self, other):
+        return isinstance(other, _Job) and other.__dict__ is self.__dict__
+
+    def __hash__(self):
+        return id(self.__dict__)
+
+    def _alias(self):
+        """Another object for this same job: it shares the job's state (attributes, changes,
+        ``rerun``/``delete`` flags) and compares equal; only ``is`` tells them apart."""
+        alias = _Job.__new__(_Job)
+        object.__setattr__(alias, "__dict__", self.__dict__)
+        return alias
+
     def in_ms_mom(self):
         """True when the hook runs on the job's primary mom."""
         return self._msmom
@@ -573,7 +593,11 @@ class _Job:
         LOG_DEBUG line) when the job does not tolerate node failures or nothing changes;
         otherwise this job with ``exec_vnode``, ``exec_host``, ``exec_host2`` and
         ``schedselect`` set. ``node_list`` (explicit vnodes) is not emulated:
-        NotImplementedError."""
+        NotImplementedError.
+
+        Where OpenPBS's C function returns the job (a pruning that succeeded, whether it
+        changed anything or not) it returns it as a borrowed reference: the hook must keep
+        the returned object referenced until it ends, see :class:`_BorrowedJob`."""
         if (_current.event_type & (EXECJOB_PROLOGUE | EXECJOB_LAUNCH)) == 0:
             return None
         ajob = _current.event.job
@@ -605,7 +629,64 @@ class _Job:
                 value = getattr(outcome, name).rstrip("+")
                 self._values[name] = self._convert(name, value)
                 self._changed[name] = value
-        return self
+        return _current.borrowed.hand_out(self)
+
+
+class _BorrowedJob:
+    """The job ``release_nodes()`` returns, counted as pbs_python counts it.
+
+    OpenPBS's ``_pbs_v1.release_nodes`` (``pbsv1mod_meth_release_nodes`` in
+    ``src/lib/Libpython/pbs_python_svr_internal.c``) returns the job it pruned without
+    taking a reference to it (``py_return = py_job``, no ``Py_INCREF``): every such return
+    leaves the job one reference short. When the hook drops the returned object and nothing
+    else of the hook still holds the job (the usual shape: the call made in a function whose
+    result is dropped), CPython frees the job while the event still points at it, and
+    pbs_python crashes (SIGSEGV, exit 139) when it writes the hook's results: the mom logs
+    ``Internal server error encountered. Skipping hook <name>`` and discards everything the
+    hook did. Keeping the returned object referenced until the hook ends avoids it.
+
+    The emulator cannot leave a count short, so each such return is an alias of the job
+    (:meth:`_Job._alias`) watched by a weak reference (CPython frees deterministically).
+    pbs_python's count of the job is the references to the job and to its living aliases,
+    less one per alias handed out; it is taken whenever an alias is freed and when the hook
+    ends (:func:`_job_freed`). A count of 0 or less means the job was freed.
+    """
+
+    def __init__(self):
+        self.job = None       # weak reference to the event's job, once an alias exists
+        self.aliases = []     # weak references to every alias handed out
+        self.freed = False
+
+    def hand_out(self, job):
+        """An alias of ``job`` to return to the hook in place of a borrowed reference."""
+        alias = job._alias()
+        if self.job is None:
+            self.job = weakref.ref(job)
+        self.aliases.append(weakref.ref(alias, self._alias_gone))
+        return alias
+
+    def _alias_gone(self, _reference):
+        if self.pbs_count() <= 0:
+            self.freed = True
+
+    def pbs_count(self):
+        """The job's reference count as pbs_python's would be (an int; None when no alias
+        was handed out). Each ``sys.getrefcount`` here also counts its own argument and
+        this function's local variable, hence the ``- 2``."""
+        job = self.job() if self.job is not None else None
+        if job is None:
+            return None
+        count = sys.getrefcount(job) - 2
+        for reference in self.aliases:
+            alias = reference()
+            if alias is not None:
+                count += sys.getrefcount(alias) - 2
+        return count - len(self.aliases)
+
+    def job_freed(self):
+        """True when the job was freed at some point of the hook or is at its end."""
+        count = self.pbs_count()
+        return self.freed or (count is not None and count <= 0)
 
 
 class _Vnode:
@@ -788,6 +869,7 @@ class _RunState:
         # Messages of sets refused under execjob_launch (interface 6); the runner logs the
         # one that ends the hook.
         self.refused_sets = []
+        self.borrowed = _BorrowedJob()
 
     def known_resources(self):
         names = set(_release.BUILTIN_SELECT_RESOURCES)
@@ -882,6 +964,13 @@ def _start(hook, event_name, context):
     hook_config_filename = hook.get("config")
     pbs_conf = pbsconf.load()
     return state.event
+
+
+def _job_freed():
+    """True when the job ``release_nodes()`` returned was freed before the hook ended (see
+    :class:`_BorrowedJob`): pbs_python would crash writing the hook's results. Call it when
+    the hook's code has finished, while its module namespace is still alive."""
+    return _current.borrowed.job_freed()
 
 
 def _outcome():

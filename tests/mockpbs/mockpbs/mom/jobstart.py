@@ -53,6 +53,12 @@ from mockpbs import pbslog, selectspec, wire
 from mockpbs.mom.jobchild import JobChild
 
 OFFLINE_EVENTS = ("execjob_begin", "execjob_prologue")   # where fail_action=offline_vnodes applies
+# What the primary mom logs (DEBUG2, Hook, empty name) when these events' hooks failed
+# internally (a crashed pbs_python) and it goes on as if they had accepted (start_exec.c).
+ACCEPT_BY_DEFAULT_TEXTS = {
+    "execjob_prologue": "prologue hook event: accept req by default",
+    "execjob_launch": "execjob_launch hook event: accept req by default",
+}
 PBSE_HOOKERROR = 15169   # the code a sister's rejecting execjob_begin/prologue reports
 UPDATE_JOB_WAIT = 5      # seconds the primary waits for update_job acks (seed interface 8)
 HOOK_REJECT_CODE = 15169
@@ -241,7 +247,13 @@ class JobStarter:
         A hook with ``fail_action=offline_vnodes`` that fails by an exception or its alarm
         (not by a plain reject, as in OpenPBS) at execjob_begin or execjob_prologue makes the
         mom offline every vnode it reports (``mom_node_update``, comment
-        ``offlined by hook '<name>' due to hook error``)."""
+        ``offlined by hook '<name>' due to hook error``).
+
+        A hook whose pbs_python would have crashed (result ``crashed``, see
+        :func:`mockpbs.hookrun.run_hook`) is skipped as OpenPBS's mom skips it: see
+        :meth:`_skip_crashed_hook`."""
+        job_before = job
+        launch_before = {k: (extra or {}).get(k) for k in ("env", "argv", "progname")}
         merged = {"vnodes": {}, "rerun": False, "delete": False, "env": None, "argv": None, "progname": None}
         for hook in self.mom.hooks.for_event(event):
             context = {
@@ -254,6 +266,14 @@ class JobStarter:
             context.update(extra or {})
             result = (runner or self.mom.run_hook)(hook, event, context)
             self._log_hook_result(result)
+            if result.get("crashed"):
+                self._skip_crashed_hook(event, hook, job_before, context)
+                for key, value in launch_before.items():
+                    if extra is not None and key in extra:
+                        extra[key] = value
+                merged.update({"job": job_before, "rerun": False, "delete": False,
+                               "env": None, "argv": None, "progname": None, "crashed": hook["name"]})
+                return job_before, merged
             if event != "execjob_resize":   # its job is read-only (interface 9)
                 job = apply_job_changes(job, result.get("job") or {})
             for name, attrs in (result.get("vnodes") or {}).items():
@@ -287,6 +307,22 @@ class JobStarter:
                 raise HookRejected(message, merged)
         merged["job"] = job
         return job, merged
+
+    def _skip_crashed_hook(self, event, hook, job, context):
+        """A hook's pbs_python crashed (``src/resmom/mom_hook_func.c``, ``mom_process_hooks``:
+        the child ended by a signal): log ``Internal server error encountered. Skipping hook
+        <name>`` for the job and stop running this event's hooks. On the primary mom,
+        execjob_prologue and execjob_launch then go on as accepted by default
+        (``src/resmom/start_exec.c``: their DEBUG2 line, and none of the event's changes: no
+        job update, so no pruning); elsewhere the failure is a hook error (HookRejected), as
+        a sister's ``IM_EXEC_PROLOGUE`` reports it."""
+        jobid = job.get("id", "")
+        text = "Internal server error encountered. Skipping hook %s" % hook["name"]
+        self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, text)
+        if context.get("in_ms_mom") and event in ACCEPT_BY_DEFAULT_TEXTS:
+            self.mom.log.hook(pbslog.PBSEVENT_DEBUG2, "", ACCEPT_BY_DEFAULT_TEXTS[event])
+            return
+        raise HookRejected(text, {"vnodes": {}, "rerun": False, "delete": False, "job": job})
 
     def offline_own_vnodes(self, hook_name):
         """fail_action=offline_vnodes: tell the server to offline every vnode of this mom."""
