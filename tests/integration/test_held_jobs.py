@@ -5,8 +5,10 @@ job array's subjob fail; the server retries and, above 20 attempts, holds the jo
 for a subjob also its array, seed job-array-subjob-run-count-hold-release). The tests
 then run the real ``ansible-playbook playbooks/recover.yml`` over SSH, first in check
 mode (lists, changes nothing), then for real after the hook is disabled, and look at the
-jobs with the mock's own ``qstat``. A job under an operator's system hold (``qhold -h s``)
-is then listed with its cause, ``other``, and left held (issue 13 point 4).
+jobs with the mock's own ``qstat``. Issue 13 point 4: a job held after failed starts while
+the scheduler's ``job_run_wait`` is ``execjob_hook`` (real OpenPBS then overwrites its
+comment) is found and released by its hold type and run_count; a job under an operator's
+system hold (``qhold -h s``) is listed with its cause, ``other``, and left held.
 """
 import os
 import re
@@ -139,6 +141,33 @@ def test_filters_that_match_nothing_release_nothing(pbs_cluster, env):
     assert rc == 0 and recap[SERVER]["changed"] == 0, out
     assert recover_result(out).startswith("Would release 0 job(s)")
 
+
+def sched_job_run_wait(cluster):
+    listed = run(cluster, ["qmgr", "-c", "list sched"])
+    return re.search(r"^\s*job_run_wait = (\S+)$", listed, re.M).group(1)
+
+
+def test_a_job_held_under_execjob_hook_is_found_whatever_its_comment(pbs_cluster, env):
+    # With job_run_wait = execjob_hook real OpenPBS overwrites the comment of a job held
+    # after failed starts (``Not Running: PBS Error: ...``): hold type s and run_count tell.
+    before = sched_job_run_wait(pbs_cluster)
+    run(pbs_cluster, ["qmgr", "-c", "set sched job_run_wait = execjob_hook"])
+    run(pbs_cluster, ["qmgr", "-c", "set hook %s enabled = true" % HOOK])
+    try:
+        job = run(pbs_cluster, ["/opt/pbs/bin/qsub", "--", "/bin/sleep", "2"], user="pbsuser").strip()
+        jobs = wait_until(lambda: qstat_full(pbs_cluster).get(job, {}).get("job_state") == "H"
+                          and qstat_full(pbs_cluster), HOLD_TIMEOUT, "%s to be held" % job)
+        assert jobs[job]["run_count"] == "21" and "s" in jobs[job]["Hold_Types"]
+        rc, out, recap = run_playbook(pbs_cluster, env, RECOVER, {"recover_job_ids": [job]}, "--check")
+        assert rc == 0, out
+        assert recover_result(out).startswith("Would release 1 job(s) and array(s)"), out
+        run(pbs_cluster, ["qmgr", "-c", "set hook %s enabled = false" % HOOK])
+        rc, out, recap = run_playbook(pbs_cluster, env, RECOVER, {"recover_job_ids": [job]})
+        assert rc == 0 and recap[SERVER]["changed"] == 1, out
+        assert "s" not in qstat_full(pbs_cluster).get(job, {}).get("Hold_Types", "n")
+    finally:
+        run(pbs_cluster, ["qmgr", "-c", "set hook %s enabled = false" % HOOK])
+        run(pbs_cluster, ["qmgr", "-c", "set sched job_run_wait = %s" % before])
 
 def test_an_operators_system_hold_is_reported_with_its_cause_and_left_alone(pbs_cluster, env):
     job = run(pbs_cluster, ["/opt/pbs/bin/qsub", "-h", "--", "/bin/sleep", "2"], user="pbsuser").strip()
