@@ -666,7 +666,8 @@ class _BorrowedJob:
         return alias
 
     def _alias_gone(self, _reference):
-        if self.pbs_count() <= 0:
+        count = self.pbs_count()
+        if count is not None and count <= 0:
             self.freed = True
 
     def pbs_count(self):
