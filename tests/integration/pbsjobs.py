@@ -136,7 +136,8 @@ def set_mom_config(cluster, mom, options, vnodes=None):
     (``{"sister_join_job_alarm": 4, ...}``; an empty dict leaves only ``$clienthost``) and,
     when ``vnodes`` is given (``{vnode: {"ncpus": "4", "mem": "8gb"}}``), a vnode definition
     file ``config.d/pp928_vnodes`` ($configversion 2); then SIGHUP the mom and wait until it
-    has re-read its config (a new ``process_hup`` line) and sent its hello."""
+    has re-read its config (a new ``initialize;pcpus=`` line, the last one a reload logs)
+    and, with ``vnodes``, until the server lists them with those resources."""
     lines = ["$clienthost %s" % SERVER] + ["$%s %s" % (k, v) for k, v in options.items()]
     if getattr(cluster, "backend", "mock") == "openpbs":
         lines.append("$usecp *:/home/ /home/")  # as the launcher set up the real mom
@@ -147,12 +148,17 @@ def set_mom_config(cluster, mom, options, vnodes=None):
             definition += ["%s: resources_available.%s = %s" % (vnode, k, v) for k, v in resources.items()]
         sh(cluster, mom, "mkdir -p %s/mom_priv/config.d" % PBS_HOME)
         write_node_file(cluster, mom, "%s/mom_priv/config.d/pp928_vnodes" % PBS_HOME, "\n".join(definition) + "\n")
-    hups = len(log_lines(cluster, mom, "process_hup"))
-    hellos = len(log_lines(cluster, mom, "HELLO sent to server"))
+    reloads = len(log_lines(cluster, mom, "initialize;pcpus="))
     sh(cluster, mom, "kill -HUP %s" % mom_pid(cluster, mom))
-    wait_for(lambda: len(log_lines(cluster, mom, "process_hup")) > hups
-             and len(log_lines(cluster, mom, "HELLO sent to server")) > hellos,
-             20, "%s to re-read its config and say hello" % mom)
+    wait_for(lambda: len(log_lines(cluster, mom, "initialize;pcpus=")) > reloads,
+             20, "%s to re-read its config" % mom)
+    if vnodes:
+        def server_has_them():
+            listing = run(cluster, SERVER, ["pbsnodes", "-av"], check=False).stdout
+            return all(("\n%s\n" % vnode) in "\n" + listing and all(
+                "resources_available.%s = %s" % (k, v) in listing for k, v in resources.items())
+                for vnode, resources in vnodes.items())
+        wait_for(server_has_them, 30, "the server to list %s's vnodes %s" % (mom, sorted(vnodes)))
 
 
 # ------------------------------------------------------------------ nodes

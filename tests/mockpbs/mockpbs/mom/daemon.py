@@ -141,8 +141,10 @@ class Mom:
             self._config_failed()
             return False
         self._log_cpus()
+        # The server learns the new vnodes and resources, but a real mom logs no HELLO
+        # after a SIGHUP (only at its start): transcript f, and the openpbs backend.
         self.hello_done.clear()
-        self._start_hello()
+        self._start_hello(log=False)
         return True
 
     # ------------------------------------------------------------ start / stop
@@ -170,10 +172,10 @@ class Mom:
             server.server_close()
         self.servers = []
 
-    def _start_hello(self):
-        threading.Thread(target=self._hello_loop, name="mom-hello", daemon=True).start()
+    def _start_hello(self, log=True):
+        threading.Thread(target=self._hello_loop, args=(log,), name="mom-hello", daemon=True).start()
 
-    def _hello_loop(self):
+    def _hello_loop(self, log=True):
         vnodes = self.vnodes()
         message = {"op": "mom_hello", "node": self.node_name, "host": self.host_name,
                    "resources_available": dict(vnodes[self.node_name]["resources_available"]),
@@ -184,8 +186,9 @@ class Mom:
             except (wire.WireError, OSError):
                 reply = None
             if reply is not None and reply.get("ok"):
-                self.log.svr(pbslog.PBSEVENT_SYSTEM, "pbs_mom", "HELLO sent to server at %s:%d, stream:0"
-                             % (self.server_name, self.server_port))
+                if log:
+                    self.log.svr(pbslog.PBSEVENT_SYSTEM, "pbs_mom", "HELLO sent to server at %s:%d, stream:0"
+                                 % (self.server_name, self.server_port))
                 self.hello_done.set()
                 return
             self.stopped.wait(HELLO_RETRY)
