@@ -188,10 +188,9 @@ def check_evidence(evidence, moms=5):
         problems.append("qstat -f exec_host %r differs from the s record %r" % (qstat_hosts, pruned_hosts))
     if [h.split(".")[0] for h in evidence["nodefile"]] != pruned_hosts:
         problems.append("PBS_NODEFILE %r does not list the kept hosts %r" % (evidence["nodefile"], pruned_hosts))
-    sister = evidence["frozen_sister"]
-    if not any("ignoring error from %s as job is tolerant of node failures" % sister in line
-               for line in evidence["primary_mom_log"]):
-        problems.append("primary mom did not log that it ignored %s" % sister)
+    if not any("sister_join_job_alarm wait time" in line for line in evidence["primary_mom_log"]):
+        problems.append("primary mom did not log that it stopped waiting for %s to join"
+                        % evidence["frozen_sister"])
     if not any("pruned to exec_vnode=" in line for line in evidence["primary_mom_log"]):
         problems.append("primary mom did not log 'pruned to exec_vnode='")
     return problems

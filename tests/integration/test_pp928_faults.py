@@ -83,8 +83,15 @@ def test_pp928_fault_sister_never_answers_job_starts_pruned(restore):
     assert attrs["exec_vnode"] == "(mom1:ncpus=1)+(mom3:ncpus=1)"
     lines = primary_log(cluster, jobid)
     assert any("sister_join_job_alarm wait time %d secs exceeded" % ALARM in l for l in lines), lines
-    assert any("from node mom2 could not JOIN_JOB successfully" in l for l in lines), lines
+    # A sister that never answers sends no error: nothing to log or ignore (real OpenPBS).
+    assert not silent_sister_errors(lines, "mom2"), lines
     assert_finishes(cluster, jobid)
+
+
+def silent_sister_errors(lines, host):
+    """Lines of an error from ``host``, which a sister that never answered cannot cause."""
+    return [l for l in lines if "from node %s could not JOIN_JOB" % host in l
+            or "ignoring error from %s " % host in l]
 
 
 def test_pp928_fault_mom_killed_while_primary_waits_for_joins(restore):
@@ -100,10 +107,7 @@ def test_pp928_fault_mom_killed_while_primary_waits_for_joins(restore):
     attrs = wait_running_pruned(cluster, jobid)
     assert attrs["exec_host"] == "mom1/0" and attrs["exec_vnode"] == "(mom1:ncpus=1)"
     lines = primary_log(cluster, jobid)
-    assert any("from node mom2 could not JOIN_JOB successfully" in l
-               or "from node mom2 could not IM_EXEC_PROLOGUE successfully" in l for l in lines), lines
-    for host in ("mom2", "mom3"):
-        assert any("ignoring error from %s as job is tolerant of node failures" % host in l for l in lines), lines
+    assert not silent_sister_errors(lines, "mom3"), lines   # frozen throughout: silent
     assert_finishes(cluster, jobid)
 
 
@@ -118,7 +122,7 @@ def test_pp928_fault_sister_answering_after_the_alarm_is_left_out(restore):
         lines = primary_log(cluster, jobid)
         # The explicit $sister_join_job_alarm wins over the begin hooks' alarm sum (30).
         assert any("sister_join_job_alarm wait time %d secs exceeded" % ALARM in l for l in lines), lines
-        assert any("from node mom2 could not JOIN_JOB successfully" in l for l in lines), lines
+        assert not silent_sister_errors(lines, "mom2"), lines   # late, not failed
         assert_finishes(cluster, jobid)
         # mom2 did run the join, late: it answered after the primary had gone on.
         pbsjobs.wait_for(lambda: pbsjobs.job_log_lines(cluster, "mom2", jobid), 20, "mom2 to log the late join")

@@ -49,17 +49,18 @@ def test_pp928_i3_join_timeout_logs_alarm_exceeded_and_tolerant_job_runs_pruned(
     ops = c.server.ops()
     assert ops.index("mom_job_update") < ops.index("mom_job_started") < ops.index("mom_job_obit")
     log = c.log("moma")
+    # As a real OpenPBS 23.06 logs a sister that never answers (the openpbs backend's demo):
+    # the alarm line only, no error to ignore, and the silent sister in no hook list
+    # (vnode_list_fail stays empty), yet pruned away for not having joined.
     expected = [
         "0004;pbs_mom;Job;17.srv;sister_join_job_alarm wait time 2 secs exceeded",
-        "0008;pbs_mom;Job;17.srv;job_start_error 15169 from node momc could not JOIN_JOB successfully",
-        "0008;pbs_mom;Job;17.srv;ignoring error from momc as job is tolerant of node failures",
-        "0008;pbs_python;Job;17.srv;launch: found vnode_list_fail[momc]",
         "0008;pbs_mom;Job;17.srv;pruned from exec_vnode=(moma:ncpus=1)+(momb:ncpus=1)+(momc:ncpus=1)",
         "0008;pbs_mom;Job;17.srv;pruned to exec_vnode=(moma:ncpus=1)+(momb:ncpus=1)",
     ]
     positions = [log.index(line) for line in expected]
     assert positions == sorted(positions)
-    assert "0008;pbs_python;Job;17.srv;launch: found vnode_list_fail[momb]" not in log
+    assert not [line for line in log if "job_start_error" in line or "ignoring error" in line], log
+    assert not [line for line in log if "found vnode_list_fail" in line], log
     assert any(line.startswith("0008;pbs_mom;Job;17.srv;Started, pid = ") for line in log)
     assert c.nodefile() == ["moma", "momb"]
     assert c.output() == "job 17.srv on moma momb \n"

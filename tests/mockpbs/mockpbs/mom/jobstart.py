@@ -198,6 +198,11 @@ class JobRecord:
         self.vnodes = vnodes
         self.primary = primary
         self.failed_hosts = []
+        # Sisters that never answered IM_JOIN_JOB before $sister_join_job_alarm: treated as
+        # failed (no prologue, pruned away) but, as in OpenPBS, in no list a hook sees:
+        # not in vnode_list_fail or failed_mom_list (no error came back), nor in
+        # succeeded_mom_list (they did not join).
+        self.silent_hosts = []
         self.process = None
         self.deleted = False
         self.started = None
@@ -518,8 +523,10 @@ class JobStarter:
         with self.lock:
             self.jobs.pop(jobid, None)
 
-    def _sister_failures(self, record, replies, request_name, timed_out_log):
-        """Log the failed hosts of one phase; returns (failed hosts, tolerated)."""
+    def _sister_failures(self, record, replies, request_name, timed_out_log, silent_is_error=True):
+        """Log the failed hosts of one phase; returns (failed hosts, tolerated).
+        ``silent_is_error`` False: a host that did not answer in time gets only the phase's
+        ``timed_out_log`` line (a tolerant primary mom has no error to log or ignore)."""
         jobid = record.job["id"]
         tolerant = tolerates_failures(record.job)
         failed = [h for h, reply in replies.items() if reply is None or not reply.get("ok")]
@@ -527,6 +534,8 @@ class JobStarter:
             timed_out_log()
         for host in failed:
             reply = replies[host]
+            if reply is None and tolerant and not silent_is_error:
+                continue
             code = (reply or {}).get("code", PBSE_HOOKERROR)
             if reply is not None and reply.get("unreachable"):
                 code = PBSE_HOOKERROR
@@ -542,12 +551,13 @@ class JobStarter:
     def _context(self, record, env=None):
         job, vnodes = record.job, record.vnodes
         all_vnodes = job_vnode_dicts(job, vnodes)
-        failed = [vn for vn, info in all_vnodes.items() if info["host"] in record.failed_hosts]
+        reported = [h for h in record.failed_hosts if h not in record.silent_hosts]
+        failed = [vn for vn, info in all_vnodes.items() if info["host"] in reported]
         hosts = exec_hosts(job)
         return {
             "vnode_list": all_vnodes,
             "vnode_list_fail": {vn: all_vnodes[vn] for vn in failed},
-            "failed_mom_list": list(record.failed_hosts),
+            "failed_mom_list": reported,
             "succeeded_mom_list": [h for h in hosts if h not in record.failed_hosts],
             "in_ms_mom": True,
             "env": env if env is not None else {},
@@ -588,11 +598,13 @@ class JobStarter:
             failed, tolerant = self._sister_failures(
                 record, replies, "JOIN_JOB",
                 lambda: self.mom.log.job(pbslog.PBSEVENT_ADMIN, jobid,
-                                         "sister_join_job_alarm wait time %d secs exceeded" % alarm))
+                                         "sister_join_job_alarm wait time %d secs exceeded" % alarm),
+                silent_is_error=False)
             if failed and not tolerant:
                 self._requeue(record, reason="sister mom failed to join job")
                 return
             record.failed_hosts.extend(h for h in failed if h not in record.failed_hosts)
+            record.silent_hosts.extend(h for h in failed if replies[h] is None)
 
         # 3. execjob_prologue on the primary, then on healthy sisters (interface 4).
         try:
