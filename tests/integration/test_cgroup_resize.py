@@ -228,7 +228,7 @@ def test_refused_write_at_resize_rejects_the_event_and_requeues_the_job(cluster)
     line = next(m for m in messages if m.startswith(rejected))
     assert "[EBUSY]" in line, line
     text = cluster.exec("mom2", ["sh", "-c", "cat /var/spool/pbs/mom_logs/*"]).stdout
-    assert "Hook;cgroup_resize;\"execjob_resize\" request rejected by 'cgroup_resize'" in text
+    assert "Hook;cgroup_resize;execjob_resize request rejected by 'cgroup_resize'" in text
     # The abort/end hooks removed the job's cgroups there (the trap too): the rerun runs to its end.
     wait_gone(cluster, jobid)
     types = accounting_types(cluster, jobid)

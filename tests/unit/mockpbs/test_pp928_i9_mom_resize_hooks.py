@@ -51,7 +51,7 @@ def test_pp928_i9_sister_resize_reject_aborts_job_there_and_requeues(mom_cluster
     assert requeue["comment"] == "cgroup limits could not be updated"
     assert "mom_job_started" not in c.server.ops()
     log = c.log("momb")
-    first = log.index("0100;pbs_mom;Hook;resize;\"execjob_resize\" request rejected by 'resize'")
+    first = log.index("0100;pbs_mom;Hook;resize;execjob_resize request rejected by 'resize'")
     assert log[first + 1] == "0100;pbs_mom;Job;17.srv;cgroup limits could not be updated"
     assert "0100;pbs_mom;Job;17.srv;execjob_resize hook rejected request: cgroup limits could not be updated" in log
     assert "0008;pbs_mom;Job;17.srv;updated nodes info" not in log
@@ -65,7 +65,7 @@ def test_pp928_i9_primary_resize_exception_requeues(mom_cluster):
     message = "execjob_resize hook 'resize' encountered an exception, request rejected"
     assert requeue["comment"] == message and requeue["reason"] == "execjob_resize hook rejected"
     log = c.log("moma")
-    first = log.index("0100;pbs_mom;Hook;resize;\"execjob_resize\" request rejected by 'resize'")
+    first = log.index("0100;pbs_mom;Hook;resize;execjob_resize request rejected by 'resize'")
     assert log[first + 1] == "0100;pbs_mom;Job;17.srv;" + message
     assert "mom_job_started" not in c.server.ops()
 

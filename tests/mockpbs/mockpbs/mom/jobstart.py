@@ -356,8 +356,10 @@ class JobStarter:
             message = "alarm call while running execjob_resize hook '%s', request rejected" % hook_name
         else:
             message = "execjob_resize hook '%s' encountered an exception, request rejected" % hook_name
+        # OpenPBS logs the event name unquoted (hook_event_as_string() in
+        # src/resmom/mom_hook_func.c), not as the PP-928 page quotes it.
         self.mom.log.hook(pbslog.PBSEVENT_DEBUG2, hook_name,
-                          '"execjob_resize" request rejected by \'%s\'' % hook_name)
+                          "execjob_resize request rejected by '%s'" % hook_name)
         self.mom.log.job(pbslog.PBSEVENT_DEBUG2, jobid, message)
         return message
 
