@@ -36,6 +36,8 @@ SERVER_ATTRS = {"scheduling", "default_queue", "log_events", "mailer", "mail_fro
                 "query_other_jobs", "resources_default.ncpus", "default_chunk.ncpus",
                 "scheduler_iteration", "resv_enable", "node_fail_requeue", "max_array_size",
                 "comment", "managers", "operators", "default_qsub_arguments", "rpp_retry"}
+# qmgr verbs that change the server; list, print and export only read.
+WRITE_VERBS = ("set", "unset", "create", "delete", "import")
 # Attributes the server decodes as whole numbers (decode_l): anything else is 15014.
 LONG_ATTRS = {"scheduler_iteration", "rpp_retry", "log_events", "max_array_size"}
 SCHED_ATTRS = {"sched_host", "sched_cycle_length", "throughput_mode", "job_run_wait",
@@ -158,11 +160,27 @@ class FakeQmgr(object):
             return handle.read()
 
     # -- call accounting ---------------------------------------------------------------
+    @staticmethod
+    def directives(call):
+        """The qmgr directives of a recorded ``(args, stdin)`` call: the ``-c`` text, or
+        the non-blank lines given on stdin."""
+        args, data = call
+        if "-c" in args:
+            return [args[args.index("-c") + 1]]
+        return [line for line in (data or "").splitlines() if line.strip()]
+
+    @classmethod
+    def is_write(cls, call):
+        """Whether a call holds a directive that changes the server (by its verb)."""
+        return any(d.split()[0] in WRITE_VERBS for d in cls.directives(call))
+
     def reads(self):
-        return [c for c in self.calls if "-c" in c[0]]
+        """Calls whose directives only read (list, print, export), however they were sent."""
+        return [c for c in self.calls if not self.is_write(c)]
 
     def writes(self):
-        return [c for c in self.calls if "-c" not in c[0]]
+        """Calls holding at least one set/unset/create/delete/import directive."""
+        return [c for c in self.calls if self.is_write(c)]
 
     # -- AnsibleModule.run_command replacement -----------------------------------------
     def run_command(self, module, args, data=None, binary_data=False, **kwargs):
