@@ -6,7 +6,10 @@
   servers`` in stdin mode, error texts and exit codes, ``-a`` abort on first error, hook
   files written to ``server_priv/hooks``). It records every call.
 - :data:`FAKE_MOM_SOURCE` is a real process standing in for pbs_mom: on SIGHUP it parses
-  ``mom_priv/config`` by the real mom's rules and logs like it (transcript f_).
+  ``mom_priv/config`` by the real mom's rules and logs like it (transcript f_). Its second
+  argument picks a behaviour: ``normal``; ``silent`` (logs only ``catch_hup``);
+  ``frozen`` (alive, logs nothing); ``stale`` (logs the values of the file it started
+  with, so its log can disagree with the file).
 """
 import contextlib
 import io
@@ -435,13 +438,26 @@ def log(event, obj, msg):
                                                event, obj, msg))
 
 
+def read_config():
+    try:
+        with open(os.path.join(HOME, "mom_priv", "config")) as handle:
+            return handle.read().splitlines()
+    except FileNotFoundError:
+        return []
+
+
+# "stale": a mom that logs the values of the file it started with, not the file's now.
+STARTUP_LINES = read_config()
+
+
 def on_hup(signum, frame):
+    if MODE == "frozen":
+        return
     log("0002", "n/a", "catch_hup;caught signal 1")
     if MODE == "silent":
         return
     log("0100", "Svr", "parse_config;file config")
-    with open(os.path.join(HOME, "mom_priv", "config")) as handle:
-        lines = handle.read().splitlines()
+    lines = STARTUP_LINES if MODE == "stale" else read_config()
     for number, line in enumerate(lines, 1):
         if not line.startswith("$"):
             continue
