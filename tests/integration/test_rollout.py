@@ -149,7 +149,7 @@ def test_qmgr_failure_on_server_stops_before_any_mom_is_touched(pbs_cluster, env
                                    rollout_vars(11, pbs_sched_attributes={"no_such_attribute": 1}))
     assert rc != 0, out
     assert counts["pbs-server"]["failed"] == 1, out
-    assert "Syntax error" in out
+    assert "Undefined attribute" in out   # PBS error 15002, as real OpenPBS answers
     assert "PLAY [Roll out to the moms batch by batch]" not in out
     for mom in MOMS:
         assert mom not in counts, out  # not one task ran on a mom
@@ -398,3 +398,46 @@ def test_drain_timeout_and_hook_config_verified_on_every_mom(pbs_cluster, env):
         assert hook_file(cluster, mom, "CF", "mom_priv") == server_cf, mom
         assert hook_file(cluster, mom, "PY", "mom_priv") == hook_file(cluster, SERVER, "PY", "server_priv"), mom
         assert_done(cluster, mom, 22)
+
+
+# ------------------------------------------------------------------ idempotence whichever variables set the values
+# Runs last, on the same cluster (values 23, 24).
+
+def rjs_vars(value, **more):
+    """Rollout settings with the tunables given as reliable_job_startup_* (site.yml's variables)."""
+    extra = {"reliable_job_startup_job_launch_delay": value, "reliable_job_startup_sister_join_job_alarm": value,
+             "rollout_batch_size": 2, "rollout_drain_poll": 1, "rollout_reload_timeout": 20}
+    extra.update(more)
+    return extra
+
+
+def test_rerun_with_reliable_job_startup_vars_touches_no_host(pbs_cluster, env):
+    cluster = pbs_cluster
+    for mom in MOMS:
+        wait_mom_up(cluster, mom)
+    rc, out, counts = run_playbook(cluster, env, ROLLOUT, rjs_vars(23))
+    assert rc == 0, out
+    for mom in MOMS:
+        assert_done(cluster, mom, 23)
+
+    rc, out, counts = run_playbook(cluster, env, ROLLOUT, rjs_vars(23))
+    assert rc == 0, out
+    for mom in MOMS:
+        assert counts[mom]["changed"] == 0, (mom, counts, out)
+        assert "%s: skipped already done" % mom in out, out
+        assert mom_log_count(cluster, mom, "job_launch_delay", 23) == 1  # not reloaded again
+    # The offline/online tasks run delegated to the server but count for the mom: none changed.
+    assert counts[SERVER]["changed"] == 0, (counts, out)
+
+
+def test_check_mode_recap_says_would_be_done(pbs_cluster, env):
+    cluster = pbs_cluster
+    rc, out, counts = run_playbook(cluster, env, ROLLOUT, rjs_vars(24), "--check")
+    assert rc == 0, out
+    for mom in MOMS:
+        assert "%s: would be done" % mom in out, out
+        assert "%s: done" % mom not in out, out
+        attrs = node_attributes(cluster, mom)
+        assert attrs["state"] == "free" and "comment" not in attrs, (mom, attrs)
+        assert mom_config_lines(cluster, mom, "job_launch_delay") == ["$job_launch_delay 23"]
+    assert "Batch 1 summary: would be done 2 (mom1, mom2)" in out, out
