@@ -514,18 +514,33 @@ def parse_qrls_errors(stderr, ids):
     return errors
 
 
+def unattributed_qrls_errors(stderr, ids):
+    """The lines of qrls's ``stderr`` that name none of ``ids`` (such as ``qrls: cannot
+    connect to server <server> (errno=<n>)``, printed for a job without its id)."""
+    return [line.strip() for line in stderr.splitlines()
+            if line.strip() and not any(line.strip().endswith(" " + job_id) for job_id in ids)]
+
+
 def run_release(module, bin_dir, plan, commands, result):
     """Run the qrls commands, list again, and fill ``still_held``; fail naming what qrls
-    refused (the others were released)."""
+    refused (the others were released).
+
+    A job qrls names in an error line failed. A job of a failed call that qrls did not
+    name failed too when it is still held afterwards (qrls printed an error without its
+    id, such as a lost connection); its failure text is those unattributed lines."""
     failures = {}
+    unnamed = {}
     for cmd in commands:
         rc, out, err = module.run_command(cmd)
         if rc != 0:
             errors = parse_qrls_errors(err, cmd[3:])
-            failures.update(errors or dict((job_id, err.strip()) for job_id in cmd[3:]))
+            failures.update(errors)
+            text = "; ".join(unattributed_qrls_errors(err, cmd[3:])) or "qrls exited %d" % rc
+            unnamed.update((job_id, text) for job_id in cmd[3:] if job_id not in errors)
     after = read_jobs(module, bin_dir + "qstat")
     held_after = set(job_id for job_id, attrs in after if system_held(attrs))
     result["still_held"] = [entry["id"] for entry in plan.planned if entry["id"] in held_after]
+    failures.update((job_id, text) for job_id, text in unnamed.items() if job_id in held_after)
     if failures:
         result["released"] = [job_id for job_id in plan.release if job_id not in failures]
         module.fail_json(msg="qrls refused to release %d of %d jobs: %s. The others were "

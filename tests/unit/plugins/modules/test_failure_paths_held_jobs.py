@@ -1,0 +1,92 @@
+"""hpc.pbs.held_jobs: a failed ``qrls`` whose stderr names no job is a failure.
+
+OpenPBS ``qrls`` (src/cmds/qrls.c) prints ``qrls: cannot connect to server <server>
+(errno=<n>)`` without a job id when it cannot reach the server, and exits with that
+errno (modulo 256); every job of that call stays held. The qstat / qrls fake is the one
+of test_held_jobs_module.py.
+"""
+import importlib.util
+import os
+
+import pytest
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.hpc.pbs.plugins.modules import held_jobs
+from hpc_pbs_module_fakes import run_module
+from mockpbs.cli import qstat as mock_qstat
+
+PBSE_NOSERVER = 15010   # errno qrls reports when no server answers
+
+
+def load_fake_pbs_class():
+    """``FakePbs`` of the held_jobs module tests (loaded by path: the tests are not a
+    package)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_held_jobs_module.py")
+    spec = importlib.util.spec_from_file_location("held_jobs_module_fakes", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.FakePbs
+
+
+class UnreachableServerPbs(load_fake_pbs_class()):
+    """qstat answers; qrls cannot connect for the jobs in ``unreachable`` (all when it is
+    None). qrls handles its ids one by one (a connection each) and exits with the errno
+    of the last failure, modulo 256."""
+
+    unreachable = None
+
+    def run_command(self, args, **kwargs):
+        if args[0] != self.qrls:
+            return super().run_command(args, **kwargs)
+        self.calls.append(list(args))
+        rc, err = 0, ""
+        for job_id in args[3:]:
+            if self.unreachable is None or job_id in self.unreachable:
+                rc = PBSE_NOSERVER % 256
+                err += "qrls: cannot connect to server vm (errno=%d)\n" % PBSE_NOSERVER
+                continue
+            one_rc, _out, one_err = super().run_command(args[:3] + [job_id])
+            self.calls.pop()
+            rc, err = one_rc or rc, err + one_err
+        return rc, "", err
+
+
+@pytest.fixture
+def pbs(tmp_path, monkeypatch):
+    exec_dir = tmp_path / "exec"
+    conf = tmp_path / "pbs.conf"
+    conf.write_text("PBS_HOME=%s\nPBS_EXEC=%s\n" % (tmp_path / "home", exec_dir))
+    for var in ("PBS_HOME", "PBS_EXEC", "PBS_CONF_FILE"):
+        monkeypatch.delenv(var, raising=False)
+    fake = UnreachableServerPbs(str(exec_dir))
+    monkeypatch.setattr(mock_qstat.common, "server_name", lambda: "vm")
+    monkeypatch.setattr(AnsibleModule, "run_command",
+                        lambda self, args, **kw: fake.run_command(args, **kw))
+    fake.conf = str(conf)
+    return fake
+
+
+def test_qrls_failing_without_naming_a_job_is_a_failure_for_every_job(pbs):
+    pbs.held_job("12.vm")
+    pbs.held_job("13.vm")
+    code, result = run_module(held_jobs.main, {"state": "released", "pbs_conf_file": pbs.conf})
+    assert [c[0] for c in pbs.calls] == [pbs.qstat, pbs.qrls, pbs.qstat]
+    assert code == 1, result
+    assert result["failed_ids"] == ["12.vm", "13.vm"] and result["released"] == []
+    assert result["still_held"] == ["12.vm", "13.vm"]
+    assert "qrls refused to release 2 of 2 jobs" in result["msg"]
+    assert "12.vm: qrls: cannot connect to server vm (errno=15010)" in result["msg"]
+
+
+def test_qrls_naming_one_job_and_losing_another_fails_for_both(pbs):
+    pbs.held_job("12.vm")
+    pbs.held_job("13.vm")
+    pbs.held_job("14.vm")
+    pbs.unreachable = {"12.vm"}
+    pbs.refuse["13.vm"] = "Unauthorized Request"
+    code, result = run_module(held_jobs.main, {"state": "released", "pbs_conf_file": pbs.conf})
+    assert code == 1, result
+    assert result["failed_ids"] == ["12.vm", "13.vm"] and result["released"] == ["14.vm"]
+    assert result["still_held"] == ["12.vm", "13.vm"]
+    assert "12.vm: qrls: cannot connect to server vm (errno=15010)" in result["msg"]
+    assert "13.vm: Unauthorized Request" in result["msg"]
