@@ -3,9 +3,10 @@
 The real ``ansible-playbook`` runs site.yml over SSH; the tests then read the scheduler
 with ``qmgr list sched default`` on the server. The fallback path needs a PBS whose
 scheduler does not know ``job_run_wait``: the test installs, next to the mock's PBS, a
-second ``PBS_EXEC`` whose ``bin/qmgr`` answers as a pre-2021 OpenPBS qmgr does for an
-attribute it does not know (``qmgr: Syntax error``, the command, a caret; exit 4 under
-``-c``, 1 under ``-a``) and hands everything else to the mock's qmgr. Only the role under
+second ``PBS_EXEC`` whose ``bin/qmgr`` answers as OpenPBS answers a named object's
+attribute its server does not know (``qmgr obj=default svr=default: Undefined attribute``,
+``qmgr: Error (15002) returned from server``; exit 154 under ``-c``, 2 under ``-a``, as
+measured on the openpbs backend) and hands everything else to the mock's qmgr. Only the role under
 test is pointed at it (``sched_tuning_pbs_conf_file``).
 """
 import json
@@ -29,15 +30,16 @@ REAL = "/opt/pbs/bin/qmgr"
 UNKNOWN = "job_run_wait"
 
 def refuse(command):
-    column = command.index(UNKNOWN) + len(UNKNOWN) + 1
-    sys.stderr.write("qmgr: Syntax error\n%s\n%s^\n" % (command, " " * column))
+    name = command.split()[2]
+    sys.stderr.write("qmgr obj=%s svr=default: Undefined attribute \n"
+                     "qmgr: Error (15002) returned from server\n" % name)
 
 args = sys.argv[1:]
 if "-c" in args:
     command = args[args.index("-c") + 1]
     if command.split()[:1] in (["set"], ["unset"]) and UNKNOWN in command:
         refuse(command)
-        sys.exit(4)
+        sys.exit(154)
     proc = subprocess.run([REAL] + args, capture_output=True, text=True)
     sys.stdout.write("".join(l + "\n" for l in proc.stdout.splitlines()
                              if l.split()[:1] != [UNKNOWN]))
@@ -53,7 +55,7 @@ for number, command in enumerate(commands):
         if proc.returncode:
             sys.exit(proc.returncode)
         refuse(command)
-        sys.exit(1)
+        sys.exit(2)
 proc = subprocess.run([REAL] + args, input="".join(c + "\n" for c in commands),
                       capture_output=True, text=True)
 sys.stdout.write(proc.stdout)
@@ -150,7 +152,7 @@ def test_falls_back_to_throughput_mode_where_job_run_wait_is_unknown(pbs_cluster
                                    "sched_tuning_pbs_conf_file": OLD_PBS + "/pbs.conf"})
     assert rc == 0, out
     assert "WARNING: the scheduler of this PBS does not know job_run_wait" in out
-    assert "qmgr: Syntax error" in out
+    assert "Undefined attribute" in out
     assert sched(cluster)["throughput_mode"] == "False"
     assert sched_task_changed(out, "Set throughput_mode of the scheduler instead")
 

@@ -25,8 +25,10 @@ HOOK_ERROR_RC = 32
 
 
 def _error(objtype, name, reply, command):
-    obj = "" if objtype in ("server", "sched") else (name or "")
-    sys.stderr.write("qmgr obj=%s svr=default: %s\n" % (obj, reply.get("error", "")))
+    # obj= is the name given (none for a server or sched named by default); a server
+    # named on the command line is also the svr= (real qmgr 23.06).
+    server = name if objtype == "server" and name else "default"
+    sys.stderr.write("qmgr obj=%s svr=%s: %s\n" % (name or "", server, reply.get("error", "")))
     if reply.get("hook_error"):
         sys.stderr.write("qmgr: hook error returned from server\n")
         rc = HOOK_ERROR_RC

@@ -32,6 +32,7 @@ PBSE_FORCE_QSUB_UPDATE = 15160
 ERROR_TEXT = {
     PBSE_UNKJOBID: "Unknown Job Id",
     PBSE_IVALREQ: "Invalid request",
+    PBSE_NOATTR: "Undefined attribute ",   # sic: real qmgr prints the trailing space
     PBSE_PERM: "Unauthorized Request",
     PBSE_BADATVAL: "Illegal attribute or resource value",
     PBSE_UNKQUE: "Unknown queue",

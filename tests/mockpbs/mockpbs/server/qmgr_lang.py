@@ -204,13 +204,10 @@ def parse(line):
         token, start = scanner.word(NAME_LIST_RE)
         if token is None:
             raise QmgrSyntaxError(scanner.pos, 3)
-        is_attribute = False
-        if with_values:
-            scanner.pos = start + len(token.split(",")[0])
-            is_attribute = scanner.peek_operator() is not None
-            scanner.pos = start + len(token)
-        elif objtype in ("server", "sched"):
-            is_attribute = _attribute_named(objtype, token.split(",")[0])
+        # As qmgr.c's parse(): the word is the first attribute when is_attr() knows it as
+        # one of the object type's attributes (never for hooks), else the object name(s).
+        # So "set sched no_such = 1" takes no_such for a name and fails at the "=".
+        is_attribute = objtype not in ("hook", "pbshook") and _attribute_named(objtype, token.split(",")[0])
         if is_attribute:
             scanner.pos = save
         else:
@@ -229,9 +226,8 @@ def parse(line):
         name, start = scanner.word(ATTR_RE)
         if not name:
             raise QmgrSyntaxError(scanner.pos, 4)
-        if not _attribute_named(objtype, name):
-            scanner.skip_ws()
-            raise QmgrSyntaxError(scanner.pos, 4)
+        # An attribute qmgr does not know still goes to the server, which answers
+        # PBSE_NOATTR ("Undefined attribute"), as real OpenPBS does.
         if not with_values:
             command.attrs.append((name, None, None))
             continue

@@ -134,6 +134,9 @@ class ServerCore:
         objtype = message["object"]
         if command in ("create", "delete", "set", "unset", "import") and not self.is_manager(message):
             raise PbsError(models.PBSE_PERM)
+        if objtype not in ("hook", "pbshook") and any(
+                not models.attribute_known(objtype, name) for name in self._requested(message)):
+            raise PbsError(models.PBSE_NOATTR)   # before anything of the request is applied
         with self.lock:
             if objtype in ("hook", "pbshook"):
                 reply = self._qmgr_hook(message, command, objtype)
