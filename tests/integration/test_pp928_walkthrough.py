@@ -154,13 +154,13 @@ def test_pp928_walkthrough_primary_mom_tolerates_both_failures(walkthrough):
     jobid = walkthrough["jobid"]
     assert any(";Job;%s;sister_join_job_alarm wait time %d secs exceeded" % (jobid, JOIN_ALARM) in l
                for l in lines), lines
-    assert any("job_start_error" in l and "from node %s could not JOIN_JOB successfully" % FROZEN in l
-               for l in lines), lines
     assert any("job_start_error" in l and ("from node %s could not JOIN_JOB successfully" % STOPPED in l
                                            or "from node %s could not IM_EXEC_PROLOGUE successfully" % STOPPED in l)
                for l in lines), lines
-    for host in (FROZEN, STOPPED):
-        assert any("ignoring error from %s as job is tolerant of node failures" % host in l for l in lines), host
+    assert any("ignoring error from %s as job is tolerant of node failures" % STOPPED in l for l in lines), lines
+    # The frozen sister never answers: no error from it to log or ignore (real OpenPBS).
+    assert not [l for l in lines if "from node %s could not" % FROZEN in l
+                or "ignoring error from %s " % FROZEN in l], lines
     assert any(l.endswith(";pruned from exec_vnode=" + SEED_FULL_VNODE) for l in lines), lines
     assert any(l.endswith(";pruned to exec_vnode=" + SEED_PRUNED_VNODE) for l in lines), lines
 
@@ -188,6 +188,10 @@ def test_pp928_walkthrough_s_record_has_pruned_values_and_S_the_padded_ones(walk
 
 
 def test_pp928_walkthrough_failed_vnodes_offlined_by_the_hook(walkthrough):
-    for node, attrs in walkthrough["pbsnodes"].items():
-        assert "offline" in attrs["state"].split(","), (node, attrs)
-        assert "reliable_job_startup" in attrs.get("comment", ""), (node, attrs)
+    """The hook offlines what PBS reports in vnode_list_fail: the stopped sister (its
+    connection refused); the frozen one sent nothing, so it is only pruned away."""
+    stopped = walkthrough["pbsnodes"][STOPPED]
+    assert "offline" in stopped["state"].split(","), stopped
+    assert "reliable_job_startup" in stopped.get("comment", ""), stopped
+    frozen = walkthrough["pbsnodes"][FROZEN]
+    assert "offline" not in frozen["state"].split(","), frozen
