@@ -5,7 +5,8 @@ this process's environment, so HPC_PBS_CLUSTER_NET moves the cluster's addresses
 workdir is a per-test directory passed as HPC_PBS_MOLECULE_CLUSTER_DIR).
 
 Scenarios: ``default`` (site.yml), ``rollout`` (rollout.yml), ``cray_atom`` (cray_atom.yml
-with the bundled hook against the mock ATOM service). Each takes one to two minutes."""
+with the bundled hook against the mock ATOM service). Each takes one to two minutes, and
+runs on both test-cluster backends (``HPC_PBS_BACKEND``, which the launcher reads)."""
 import os
 import re
 import subprocess
@@ -40,8 +41,10 @@ def verify_test_count(scenario):
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_molecule_scenario(scenario, tmp_path):
+def test_molecule_scenario(scenario, tmp_path, pbs_backend, stop_other_clusters):
+    stop_other_clusters()
     env = ansible_env(tmp_path)
+    env["HPC_PBS_BACKEND"] = pbs_backend
     env["HPC_PBS_CLUSTER_PYTHON"] = sys.executable
     env["HPC_PBS_MOLECULE_CLUSTER_DIR"] = str(tmp_path / "cluster")
     env["MOLECULE_NO_LOG"] = "false"
