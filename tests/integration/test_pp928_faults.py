@@ -153,9 +153,7 @@ def test_pp928_fault_sister_hook_exceeding_its_alarm_fails_that_sister_only(rest
 def assert_held_not_pruned(cluster, jobid):
     """The bundled hook's answer to release_nodes() -> None: job held (s) and requeued,
     with its padded request intact and no trace of a prune."""
-    # Real OpenPBS requeues only once the server gave up on the frozen sister's delete
-    # acknowledgement ("Discard running job, A sister Mom failed to delete job", ~55 s).
-    attrs = pbsjobs.wait_job(cluster, jobid, lambda a: a.get("job_state") == "H", 150, "held")
+    attrs = pbsjobs.wait_job(cluster, jobid, lambda a: a.get("job_state") == "H", 60, "held")
     assert attrs["Hold_Types"] == "s"
     assert "exec_vnode" not in attrs and "exec_host" not in attrs
     assert attrs["Resource_List.select"] == PADDED and attrs["schedselect"] == PADDED
@@ -194,6 +192,11 @@ def test_pp928_fault_keep_select_needing_more_healthy_vnodes_holds_and_requeues(
     cluster.stop_mom("mom2", freeze=True)
     keep = "1:ncpus=1+1:ncpus=1+1:ncpus=1"
     jobid = pbsjobs.qsub(cluster, SELECT + ["-v", "PP928_KEEP=%s" % keep], SCRIPT)
+    # A real server requeues the rejected job only once every sister acknowledged its
+    # delete: thawed after the hook gave up, the frozen sister does.
+    pbsjobs.wait_for(lambda: any("could not prune job %s" % jobid in l for l in primary_log(cluster, jobid)),
+                     60, "the hook to give up on pruning %s" % jobid)
+    cluster.start_mom("mom2")
     lines = assert_held_not_pruned(cluster, jobid)
     assert any(";could not satisfy select chunk (ncpus=1 ssi=0 mem=0 vmem=0 naccels=0 accel_mem=0)" in l
                for l in lines), lines
