@@ -92,9 +92,10 @@ def test_drift_reported_read_only_and_fails_when_asked(converged, env, tmp_path)
     assert "job_run_wait = none" in sched
     assert all(c["changed"] == 0 for c in counts.values()), counts
 
-    rc, out, _ = run_playbook(cluster, env, AUDIT, dict(DESIRED, audit_fail_on_drift=True))
+    rc, out, _ = run_playbook(cluster, env, AUDIT, dict(DESIRED, audit_fail_on_drift=True, audit_report_path=report))
     assert rc != 0, out
     assert "3 drift(s) found (audit_fail_on_drift is set)" in out
+    assert len(read_report(report)) == 3  # written before the play fails
     assert node_attributes(cluster, "mom2")["state"] == "free"
 
 
