@@ -81,6 +81,13 @@ class HookStore:
         selected.sort(key=lambda h: (h["order"], h["name"]))
         return selected
 
+    def has_enabled(self, event):
+        """True if an enabled hook has ``event`` among its events (``num_eligible_hooks()``
+        of the real mom)."""
+        return any(attrs.get("enabled", "true").lower() == "true"
+                   and event in attrs.get("event", "").split(",")
+                   for attrs in self.attributes().values())
+
     def alarm_sums(self):
         """(execjob_begin sum or None, execjob_prologue sum or None) over enabled hooks.
 

@@ -615,7 +615,9 @@ class JobStarter:
             self._requeue(record, comment=str(exc), reason="execjob_prologue hook rejected")
             return
         healthy = [h for h in record.sisters if h not in record.failed_hosts]
-        if healthy:
+        # As start_exec.c: IM_EXEC_PROLOGUE goes to the sisters only when there are
+        # execjob_prologue hooks to run; otherwise a sister lost after it joined goes unseen.
+        if healthy and self.mom.hooks.has_enabled("execjob_prologue"):
             delay = self.mom.launch_delay()
             replies = self._parallel(healthy, lambda h: {"op": "exec_prologue", "jobid": jobid}, delay,
                                      replies=record.prologue_replies, socket_timeout=delay + LATE_ACK_GRACE)
