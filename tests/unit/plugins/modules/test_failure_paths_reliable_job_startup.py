@@ -41,7 +41,7 @@ def queuejob(tmp_path, queue, queues, default_queue):
     ("long", ["long"], "workq", True),
 ])
 def test_job_without_q_is_matched_by_the_default_queue(tmp_path, queue, queues,
-                                                        default_queue, padded):
+                                                       default_queue, padded):
     result = queuejob(tmp_path, queue, queues, default_queue)
     assert ("Resource_List" in result["job"]) is padded
     assert ("tolerate_node_failures" in result["job"]) is padded

@@ -111,7 +111,7 @@ class FakePbs(object):
         for job_id, attrs in jobs_utils.parse_qstat_full(self.text_listing()):
             triples = []
             for name, value in attrs.items():
-                attribute, _, resource = name.partition(".")
+                attribute, dummy, resource = name.partition(".")
                 if attribute in RESOURCE_ATTRS:
                     triples.append((attribute, resource, value))
                 else:
@@ -344,7 +344,6 @@ def test_server_down_fails_with_qstat_message(pbs, monkeypatch):
     code, result = run(pbs, state="released")
     assert code == 1 and "errno=15010" in result["msg"]
     assert result["cmd"][1:] == ["-f", "-F", "json", "-t"]
-
 
 
 # -- reading: JSON, and text where qstat has no -F json --------------------------------------
