@@ -22,7 +22,8 @@ MOMS = ["mom1", "mom2", "mom3", "mom4"]
 ALARM = 3
 SELECT = ["-l", "select=ncpus=1+ncpus=1", "-l", "place=scatter"]
 PADDED = "1:ncpus=1+2:ncpus=1"
-SCRIPT = "cat $PBS_NODEFILE\nsleep 2\necho END\n"
+# Long enough for qstat to see it running pruned: real PBS keeps no history of finished jobs.
+SCRIPT = "cat $PBS_NODEFILE\nsleep 8\necho END\n"
 KEEP_HOOK = """import pbs
 e = pbs.event()
 keep = e.job.Variable_List["PP928_KEEP"] if "PP928_KEEP" in e.job.Variable_List else None
