@@ -84,7 +84,21 @@ def pbs_backend(request):
     return backend
 
 
+def pytest_collection_modifyitems(config, items):
+    """``@pytest.mark.openpbs_differs("what real OpenPBS did")``: a known case where the mock
+    does not yet behave as real OpenPBS; on the openpbs backend the test is a strict xfail
+    (it must fail there, and turns red the day the behaviours agree), on the mock it runs."""
+    for item in items:
+        marker = item.get_closest_marker("openpbs_differs")
+        callspec = getattr(item, "callspec", None)
+        if marker and callspec and callspec.params.get("pbs_backend") == "openpbs":
+            item.add_marker(pytest.mark.xfail(strict=True, reason="real OpenPBS differs from the mock: "
+                                              + marker.args[0]))
+
+
 def pytest_configure(config):
+    config.addinivalue_line("markers", "openpbs_differs(what): real OpenPBS is known to differ "
+                            "from the mock here (strict xfail on the openpbs backend)")
     config.addinivalue_line("markers", "integration: starts the mock PBS cluster (needs root, "
                             "unshare/nsenter and /usr/sbin/sshd)")
     config.addinivalue_line("markers", "cluster_moms(n): number of moms for pbs_cluster")

@@ -84,6 +84,7 @@ def running_two_node_job(cluster, tolerate, seconds=40):
     return jobid
 
 
+@pytest.mark.openpbs_differs("a job_start-tolerant running job that loses a sister logs 'im_eof, lost communication with mom2, not killing job yet' and keeps running")
 def test_pp928_i1_job_start_job_killed_and_requeued_when_a_sister_is_lost_while_running(clean):
     jobid = running_two_node_job(clean, "job_start")
     clean.stop_mom("mom2")
@@ -174,6 +175,7 @@ if e.job.in_ms_mom() and "PBS_NODEFILE" in e.env:
 """
 
 
+@pytest.mark.openpbs_differs("the vnode the launch hook offlined through vnode_list_fail stayed free on the server")
 def test_pp928_i5_vnode_list_fail_offlining_shows_in_pbsnodes(clean):
     pbsjobs.install_hook(clean, "pp928_launch", ["execjob_launch"], LAUNCH_HOOK)
     pbsjobs.wait_hook_on_moms(clean, MOMS, "pp928_launch")
@@ -190,6 +192,7 @@ def test_pp928_i5_vnode_list_fail_offlining_shows_in_pbsnodes(clean):
         pbsjobs.set_mom_config(clean, "mom1", {})
 
 
+@pytest.mark.openpbs_differs("the vnode the launch hook offlined through vnode_list stayed free on the server")
 def test_pp928_i6_launch_hook_holds_job_and_offlines_a_vnode(clean):
     pbsjobs.install_hook(clean, "pp928_launch", ["execjob_launch"], LAUNCH_HOOK)
     pbsjobs.wait_hook_on_moms(clean, MOMS, "pp928_launch")
@@ -200,6 +203,7 @@ def test_pp928_i6_launch_hook_holds_job_and_offlines_a_vnode(clean):
     assert node["state"] == "offline" and node["comment"] == "pp928 launch: offlined through vnode_list"
 
 
+@pytest.mark.openpbs_differs("the hook setting a server attribute at execjob_launch is logged as 'encountered an exception, request rejected'")
 def test_pp928_i6_launch_hook_setting_server_attribute_logged_at_debug2(clean):
     pbsjobs.install_hook(clean, "pp928_launch", ["execjob_launch"], LAUNCH_HOOK)
     pbsjobs.wait_hook_on_moms(clean, MOMS, "pp928_launch")
@@ -218,6 +222,7 @@ if socket.gethostname().split(".")[0] == "mom3":
 """
 
 
+@pytest.mark.openpbs_differs("the sister's execjob_resize reject is not logged with the mock's text")
 def test_pp928_i9_execjob_resize_reject_on_sister_requeues_job(clean):
     pbsjobs.install_bundled_hook(clean)
     pbsjobs.install_hook(clean, "pp928_resize", ["execjob_resize"], RESIZE_HOOK)
