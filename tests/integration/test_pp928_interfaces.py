@@ -175,19 +175,25 @@ if e.job.in_ms_mom() and "PBS_NODEFILE" in e.env:
 """
 
 
-@pytest.mark.openpbs_differs("the vnode the launch hook offlined through vnode_list_fail stayed free on the server")
-def test_pp928_i5_vnode_list_fail_offlining_shows_in_pbsnodes(clean):
+def test_pp928_i5_silent_sister_is_not_in_vnode_list_fail(clean):
+    """A sister that never answers the join sends no error: real OpenPBS leaves it out of
+    vnode_list_fail (the job still starts without it), so a launch hook offlining that
+    list's vnodes leaves it alone. Reported failures: the unit tests of interface 5."""
     pbsjobs.install_hook(clean, "pp928_launch", ["execjob_launch"], LAUNCH_HOOK)
     pbsjobs.wait_hook_on_moms(clean, MOMS, "pp928_launch")
     pbsjobs.set_mom_config(clean, "mom1", {"sister_join_job_alarm": 2})
     try:
         clean.stop_mom("mom2", freeze=True)
         jobid = pbsjobs.qsub(clean, TWO_NODES + ["-W", "tolerate_node_failures=job_start", "--", "/bin/true"])
-        pbsjobs.wait_for(lambda: pbsjobs.node_state(clean, "mom2") == "offline", 60, "mom2 offline")
-        attrs = pbsjobs.pbsnodes(clean, "mom2")
-        assert attrs["comment"] == "pp928 launch: failed mom2"
-        assert pbsjobs.node_state(clean, "mom1") != "offline"
-        assert jobid
+        # Started: the launch hooks have run (a real server then waits for the frozen
+        # sister's acknowledgement before it ends the job, so no E record is awaited).
+        pbsjobs.wait_for(lambda: any(";Started, pid = " in l for l in pbsjobs.job_log_lines(clean, "mom1", jobid)),
+                         60, "%s started on mom1" % jobid)
+        primary = pbsjobs.job_log_lines(clean, "mom1", jobid)
+        assert any("sister_join_job_alarm wait time 2 secs exceeded" in l for l in primary), primary
+        for mom in ("mom1", "mom2"):
+            attrs = pbsjobs.pbsnodes(clean, mom)
+            assert "offline" not in attrs["state"].split(",") and "pp928 launch" not in attrs.get("comment", ""), attrs
     finally:
         pbsjobs.set_mom_config(clean, "mom1", {})
 
@@ -222,7 +228,6 @@ if socket.gethostname().split(".")[0] == "mom3":
 """
 
 
-@pytest.mark.openpbs_differs("the sister's execjob_resize reject is not logged with the mock's text")
 def test_pp928_i9_execjob_resize_reject_on_sister_requeues_job(clean):
     pbsjobs.install_bundled_hook(clean)
     pbsjobs.install_hook(clean, "pp928_resize", ["execjob_resize"], RESIZE_HOOK)
@@ -233,7 +238,7 @@ def test_pp928_i9_execjob_resize_reject_on_sister_requeues_job(clean):
         jobid = pbsjobs.qsub(clean, TWO_NODES, "sleep 5\n")
         pbsjobs.wait_for(lambda: "R" in pbsjobs.record_types(clean, jobid), 60, "the job requeued (R record)")
         sister = pbsjobs.log_lines(clean, "mom3")
-        assert any("\"execjob_resize\" request rejected by 'pp928_resize'" in l and ";0100;" in l
+        assert any("execjob_resize request rejected by 'pp928_resize'" in l and ";0100;" in l
                    for l in sister), sister[-20:]
         assert any(l.endswith(";Job;%s;pp928 resize: refused on mom3" % jobid) for l in sister), sister[-20:]
         primary = pbsjobs.job_log_lines(clean, "mom1", jobid)
