@@ -135,17 +135,29 @@ def test_pp928_walkthrough_nodefile_lists_kept_hosts_in_order(walkthrough):
     assert output_section(output, "/var/spool/pbs/aux/%s" % walkthrough["jobid"], "END") == KEPT
 
 
+def split_commands_and_hosts(section, command_prefix):
+    """The script's own echo lines and the tasks' output lines of an output section, each in
+    the order they appear. On real OpenPBS a task's output reaches the job's output file
+    through its mom, not through the job shell's descriptor, so it may land after the
+    shell's next echo (seen in CI: "pbsdsh -n 1" before "mom1"); the order within each kind
+    is what pbsdsh guarantees, since it waits for each task's obit."""
+    commands = [line for line in section if line.startswith(command_prefix)]
+    hosts = [line for line in section if not line.startswith(command_prefix)]
+    return commands, hosts
+
+
 def test_pp928_walkthrough_pbsdsh_n_runs_on_kept_hosts_in_order(walkthrough):
     section = output_section(walkthrough["output"], "ABSOLUTE pbsdsh tests", "WALKTHROUGH-DONE")
-    assert section == ["pbsdsh -n 0", "mom1", "pbsdsh -n 1", "mom3", "pbsdsh -n 2", "mom4"]
+    assert split_commands_and_hosts(section, "pbsdsh") == (
+        ["pbsdsh -n 0", "pbsdsh -n 1", "pbsdsh -n 2"], KEPT), section
 
 
 def test_pp928_walkthrough_seed_script_pbsdsh_found_on_job_path(walkthrough):
     # The seed's script calls plain "pbsdsh": PBS starts the job's shell as a login shell,
     # so /etc/profile.d/pbs.sh puts PBS_EXEC/bin on its PATH.
     section = output_section(walkthrough["output"], "HOSTNAME tests", "ABSOLUTE pbsdsh tests")
-    assert section == ["pbsdsh -n 0 hostname", "mom1", "pbsdsh -n 1 hostname", "mom3",
-                       "pbsdsh -n 2 hostname", "mom4"]
+    assert split_commands_and_hosts(section, "pbsdsh") == (
+        ["pbsdsh -n 0 hostname", "pbsdsh -n 1 hostname", "pbsdsh -n 2 hostname"], KEPT), section
     assert "command not found" not in walkthrough["output"]
 
 
