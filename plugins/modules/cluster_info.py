@@ -24,6 +24,11 @@ description:
     and the SHA-256 of its body (C(server_priv/hooks/NAME.PY)), the server's default
     C(tolerate_node_failures) (from C(default_qsub_arguments)) and the scheduler's
     C(job_run_wait).
+  - With O(gather), a health snapshot read from PBS's own JSON (C(pbsnodes -a -F json),
+    C(qstat -f -t -F json)) and the hook files on disk, and the problems it shows (see
+    RV(health), RV(problems)); given the problems of an earlier snapshot
+    (O(baseline_problems)), also which of them are new (RV(new_problems)). This is the
+    health gate of C(playbooks/rollout.yml) - one call on the server per look.
 version_added: "0.1.0"
 author: hpc.pbs developers (@hpc-pbs)
 extends_documentation_fragment:
@@ -38,6 +43,45 @@ options:
     type: str
     default: auto
     choices: [auto, always, never]
+  gather:
+    description:
+      - Parts of the health snapshot RV(health) to read. C(nodes) - every vnode's state,
+        comment and jobs (C(pbsnodes -a -F json); on the server host). C(held_jobs) - the
+        jobs and subjobs with a system hold (C(s) in C(Hold_Types); C(qstat -f -t -F
+        json); on the server host). C(hook_files) - the SHA-256 of every C(NAME.HK),
+        C(NAME.PY), C(NAME.CF) in C(server_priv/hooks) and in C(mom_priv/hooks) (each
+        where it exists).
+      - Empty (the default) reads no snapshot.
+    type: list
+    elements: str
+    default: []
+    choices: [nodes, held_jobs, hook_files]
+  mom_hook_files:
+    description:
+      - "Hook files of moms as their own C(gather=[hook_files]) call reported them:
+        C({MOM: health.hook_files.mom}). Compared with this host's C(server_priv/hooks):
+        a mom whose copy of a server hook differs, or lacks a file of a hook in
+        O(required_hooks), is a problem (kind C(hook_files))."
+    type: dict
+    default: {}
+  required_hooks:
+    description:
+      - Hooks every mom of O(mom_hook_files) must hold (all their files on the server).
+    type: list
+    elements: str
+    default: []
+  own_comment_prefix:
+    description:
+      - A vnode whose comment starts with this text was marked by the caller (a rollout's
+        own offline mark) and is no problem. Empty - every down or offline vnode is one.
+    type: str
+    default: ""
+  baseline_problems:
+    description:
+      - RV(problems) of an earlier call. RV(new_problems) lists the problems of this call
+        whose C(kind) and C(name) are not among them.
+    type: list
+    elements: dict
 notes:
   - Supports check mode; the result is the same in both modes.
   - A host without C(pbs.conf) is reported with RV(installed=false) rather than failing.
@@ -93,9 +137,34 @@ server:
     unset), C(pbs_version).
   returned: always
   type: dict
+health:
+  description: The snapshot O(gather) asked for, C({}) without it. C(nodes) - vnode ->
+    C(state) (list, e.g. C([down, job-busy])), C(comment) (C(null) when none), C(jobs)
+    (job ids). C(held_jobs) - job id -> C(hold_types), C(job_state), C(comment),
+    C(run_count). C(hook_files) - C(server) and C(mom), each C(NAME.EXT) -> sha256, or
+    C(null) where that directory does not exist.
+  returned: always
+  type: dict
+  sample: {"nodes": {"mom3": {"state": ["down"], "comment": "node down: communication closed", "jobs": []}}}
+problems:
+  description: What the snapshot shows wrong, sorted by kind and name. Each has C(kind)
+    (C(vnode) - down or offline and not marked by O(own_comment_prefix); C(held_job) - a
+    system hold; C(hook_files) - a mom of O(mom_hook_files) whose hook files differ from
+    the server's), C(name) (vnode, job id or mom) and C(detail) (one line for a person).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"kind": "vnode", "name": "mom3", "detail": "vnode mom3 is down (comment: node down: communication closed)"}]
+new_problems:
+  description: The RV(problems) not in O(baseline_problems) (same C(kind) and C(name));
+    C([]) without O(baseline_problems).
+  returned: always
+  type: list
+  elements: dict
 '''
 
 import hashlib
+import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
@@ -114,6 +183,10 @@ from ansible_collections.hpc.pbs.plugins.module_utils.qsub_args import (
 DAEMONS = (("server", "PBS_START_SERVER"), ("sched", "PBS_START_SCHED"),
            ("comm", "PBS_START_COMM"), ("mom", "PBS_START_MOM"))
 SERVER_QUERIES = ("list server", "list sched default", "list hook", "list pbshook")
+# Node states that make a vnode unusable for new jobs (pbsnodes' "state" pieces).
+PROBLEM_NODE_STATES = ("down", "offline")
+HOOK_FILE_SUFFIXES = (".HK", ".PY", ".CF")
+SYSTEM_HOLD = "s"
 
 
 def read_text(path):
@@ -208,15 +281,162 @@ def server_facts(module, paths):
                 pbs_version=server.get("pbs_version"))
 
 
+# -- health snapshot (gather) -------------------------------------------------------------
+
+def run_json(module, argv, what):
+    """Run a PBS command that prints JSON (``-F json``) and return the parsed document.
+    Fails the module, naming the command, rc and stderr, when it exits non-zero or prints
+    something that is not JSON."""
+    rc, out, err = module.run_command(argv)
+    if rc != 0:
+        module.fail_json(msg="cannot read %s: %s exited %d; check that the PBS server runs "
+                             "and this host may query it" % (what, argv[0], rc),
+                         cmd=argv, rc=rc, stdout=out, stderr=err)
+    try:
+        return json.loads(out)
+    except ValueError as exc:
+        module.fail_json(msg="cannot read %s: %s printed no JSON (%s)" % (what, argv[0], exc),
+                         cmd=argv, rc=rc, stdout=out, stderr=err)
+
+
+def node_health(document):
+    """``{vnode: {state: [..], comment, jobs: [..]}}`` from ``pbsnodes -a -F json``."""
+    nodes = {}
+    for name, attrs in (document.get("nodes") or {}).items():
+        state = str(attrs.get("state", ""))
+        nodes[name] = dict(state=[piece for piece in state.split(",") if piece],
+                           comment=attrs.get("comment"), jobs=list(attrs.get("jobs") or []))
+    return nodes
+
+
+def held_job_health(document):
+    """``{job id: {hold_types, job_state, comment, run_count}}`` of the jobs and subjobs of
+    ``qstat -f -t -F json`` whose Hold_Types hold the system hold ``s``."""
+    held = {}
+    for jobid, attrs in (document.get("Jobs") or {}).items():
+        hold_types = str(attrs.get("Hold_Types", "n"))
+        if SYSTEM_HOLD in hold_types:
+            held[jobid] = dict(hold_types=hold_types, job_state=attrs.get("job_state"),
+                               comment=attrs.get("comment"), run_count=attrs.get("run_count"))
+    return held
+
+
+def hook_file_hashes(hooks_dir):
+    """``{"NAME.EXT": sha256}`` of the hook files (.HK, .PY, .CF) in ``hooks_dir``; None
+    when the directory does not exist."""
+    try:
+        entries = sorted(os.listdir(hooks_dir))
+    except OSError:
+        return None
+    hashes = {}
+    for entry in entries:
+        if entry.endswith(HOOK_FILE_SUFFIXES):
+            digest = file_sha256(os.path.join(hooks_dir, entry))
+            if digest is not None:
+                hashes[entry] = digest
+    return hashes
+
+
+def gather_health(module, paths, parts):
+    """The snapshot of ``parts`` (see the option ``gather``)."""
+    bin_dir = os.path.join(paths.exec_dir, "bin")
+    health = {}
+    if "nodes" in parts:
+        health["nodes"] = node_health(run_json(
+            module, [os.path.join(bin_dir, "pbsnodes"), "-a", "-F", "json"], "the vnodes"))
+    if "held_jobs" in parts:
+        health["held_jobs"] = held_job_health(run_json(
+            module, [os.path.join(bin_dir, "qstat"), "-f", "-t", "-F", "json"], "the jobs"))
+    if "hook_files" in parts:
+        health["hook_files"] = dict(server=hook_file_hashes(paths.server_hooks_dir),
+                                    mom=hook_file_hashes(paths.mom_hooks_dir))
+    return health
+
+
+def problem(kind, name, detail):
+    return dict(kind=kind, name=name, detail=detail)
+
+
+def vnode_problems(nodes, own_comment_prefix):
+    """A vnode down or offline whose comment does not start with ``own_comment_prefix``."""
+    found = []
+    for name, node in sorted(nodes.items()):
+        bad = [state for state in node["state"] if state in PROBLEM_NODE_STATES]
+        comment = node.get("comment") or ""
+        if not bad or (own_comment_prefix and comment.startswith(own_comment_prefix)):
+            continue
+        detail = "vnode %s is %s" % (name, ",".join(node["state"]))
+        if comment:
+            detail += " (comment: %s)" % comment
+        found.append(problem("vnode", name, detail))
+    return found
+
+
+def held_job_problems(held_jobs):
+    found = []
+    for jobid, job in sorted(held_jobs.items()):
+        detail = "job %s has a system hold (Hold_Types %s, run_count %s)" % (
+            jobid, job["hold_types"], job.get("run_count"))
+        if job.get("comment"):
+            detail += " (comment: %s)" % job["comment"]
+        found.append(problem("held_job", jobid, detail))
+    return found
+
+
+def mom_hook_differences(server_files, mom_files, required_hooks):
+    """Sorted ``NAME.EXT`` of the server's hook files a mom holds another copy of, or
+    lacks although its hook is required (or the mom has other files of that hook)."""
+    mom_files = mom_files or {}
+    mom_hooks = set(entry.rsplit(".", 1)[0] for entry in mom_files)
+    expected = set(mom_hooks) | set(required_hooks)
+    return sorted(entry for entry, digest in server_files.items()
+                  if entry.rsplit(".", 1)[0] in expected and mom_files.get(entry) != digest)
+
+
+def hook_file_problems(server_files, mom_hook_files, required_hooks):
+    found = []
+    if server_files is None:
+        return found
+    for mom, mom_files in sorted(mom_hook_files.items()):
+        differs = mom_hook_differences(server_files, mom_files, required_hooks)
+        if differs:
+            found.append(problem("hook_files", mom, "mom %s: hook files differ from the server's: %s"
+                                 % (mom, ", ".join(differs))))
+    return found
+
+
+def health_problems(health, params):
+    """Every problem of the snapshot ``health`` (see RETURN ``problems``)."""
+    found = vnode_problems(health.get("nodes", {}), params["own_comment_prefix"])
+    found += held_job_problems(health.get("held_jobs", {}))
+    if params["mom_hook_files"]:
+        server_files = (health.get("hook_files") or {}).get("server")
+        found += hook_file_problems(server_files, params["mom_hook_files"], params["required_hooks"])
+    return found
+
+
+def new_problems(problems, baseline):
+    """The ``problems`` whose (kind, name) is not in ``baseline``."""
+    known = set((old.get("kind"), old.get("name")) for old in baseline or [])
+    return [each for each in problems if (each["kind"], each["name"]) not in known]
+
+
 def main():
     argument_spec = dict(query_server=dict(type="str", default="auto",
-                                           choices=["auto", "always", "never"]))
+                                           choices=["auto", "always", "never"]),
+                         gather=dict(type="list", elements="str", default=[],
+                                     choices=["nodes", "held_jobs", "hook_files"]),
+                         mom_hook_files=dict(type="dict", default={}),
+                         required_hooks=dict(type="list", elements="str", default=[]),
+                         own_comment_prefix=dict(type="str", default=""),
+                         baseline_problems=dict(type="list", elements="dict"))
     argument_spec.update(pbs_conf_argument_spec())
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     paths = module_pbs_paths(module, required=False)
     result = dict(changed=False, installed=paths.conf_found,
                   pbs_conf=dict(path=paths.conf_file, values=paths.conf),
-                  pbs_version=None, daemons={}, mom=None, server=None)
+                  pbs_version=None, daemons={}, mom=None, server=None,
+                  health={}, problems=[], new_problems=[])
     if not paths.conf_found and module.params["query_server"] != "always":
         module.exit_json(**result)
 
@@ -231,6 +451,11 @@ def main():
         result["server"] = server_facts(module, paths)
         if not result["pbs_version"]:
             result["pbs_version"] = result["server"]["pbs_version"]
+    if module.params["gather"]:
+        result["health"] = gather_health(module, paths, module.params["gather"])
+        result["problems"] = health_problems(result["health"], module.params)
+        if module.params["baseline_problems"] is not None:
+            result["new_problems"] = new_problems(result["problems"], module.params["baseline_problems"])
     module.exit_json(**result)
 
 
