@@ -16,7 +16,7 @@ PYTEST_ARGS ?=
 # ../shared/openpbs by tests/openpbs/build).
 PBS ?= mock
 
-.PHONY: demo test unit integration bench deps venv collection build-artifact clean cluster-down openpbs
+.PHONY: demo test unit integration bench mutation deps venv collection build-artifact clean cluster-down openpbs
 
 demo: deps venv collection $(if $(filter openpbs,$(PBS)),openpbs)
 	$(PY) tests/integration/demo --pbs $(PBS) $(DEMO_ARGS)
@@ -40,6 +40,23 @@ integration: deps venv collection
 # idempotent re-run vs `ansible -m ping`. Figures and method: docs/performance.md.
 bench: deps venv collection
 	$(PY) tests/benchmark/bench_rollout.py $(BENCH_ARGS)
+
+# Mutation testing (mutmut 2.x) of plugins/module_utils, plugins/modules and files/hooks
+# against their unit tests; not part of `make test` (too slow for CI). mutmut rewrites the
+# files it mutates, so it works on a copy of the working tree in $(MUTATION_DIR) (its cache
+# kept between runs: only changed code is tested again); each mutant's tests run in their
+# own PID namespace. Settings: tests/mutation/. Last score: docs/testing.md.
+MUTATION_DIR := build/mutation
+MUTMUT_ARGS ?=
+mutation: venv collection
+	@mkdir -p $(MUTATION_DIR)
+	@find $(MUTATION_DIR) -mindepth 1 -maxdepth 1 ! -name .mutmut-cache -exec rm -rf {} +
+	@git ls-files -z --cached --others --exclude-standard \
+	  | tar --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -C $(MUTATION_DIR) -xf -
+	@cp tests/mutation/setup.cfg tests/mutation/mutmut_config.py $(MUTATION_DIR)/
+	cd $(MUTATION_DIR) && export PATH=$(CURDIR)/$(VENV)/bin:$$PATH \
+	  && { mutmut run --no-progress $(MUTMUT_ARGS) 2>&1 | tee mutmut-run.log; mutmut results; \
+	       python $(CURDIR)/tests/mutation/score.py; }
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

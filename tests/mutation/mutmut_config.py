@@ -1,0 +1,115 @@
+"""mutmut 2.x hooks of ``make mutation``: which unit tests run against each mutant, and how.
+
+mutmut imports this file from the directory it runs in (``setup.cfg`` ``[mutmut]`` holds
+the rest of the settings). For every mutant, :func:`pre_mutation` replaces the test
+command by :func:`runner` over only the unit test files that exercise the mutated file
+(:func:`tests_for`), so a mutant costs seconds, not the whole unit suite.
+
+Every test command runs inside its own PID namespace (``unshare --pid --fork --kill-child
+--mount-proc``): mutated code may signal a pid it read from a file or restart a "dead"
+daemon, and no process outside the namespace can be reached from inside it. When mutmut
+kills a command on timeout, ``--kill-child`` takes the whole namespace down with it.
+"""
+import functools
+import os
+import re
+import shlex
+
+TEST_DIRS = ("tests/unit/plugins", "tests/unit/hooks")
+# Unit tests outside TEST_DIRS that read a product file: the modules' documentation.
+EXTRA_TESTS = {"plugins/modules/": ("tests/unit/test_module_docs.py",)}
+PRODUCT_DIRS = ("plugins/module_utils", "plugins/modules", "files/hooks")
+PYTEST = "python -m pytest -x -q -p no:cacheprovider"
+IMPORT_OF_UTIL = re.compile(r"plugins\.module_utils(?:\.(\w+)|\s+import\s+\(?([\w\s,]+?)\)?\s*$)", re.M)
+
+
+def runner(test_paths):
+    """Command line (a str, split by mutmut with shlex) running pytest on ``test_paths``.
+
+    pytest runs in a fresh PID namespace. Any non-zero exit of pytest (failures, 2 for a
+    module that no longer imports, a signal) becomes 1, the only code mutmut 2.x counts
+    as "killed"; 0 means the mutant survived.
+    """
+    pytest = "%s %s || exit 1" % (PYTEST, " ".join(shlex.quote(p) for p in test_paths))
+    return "unshare --pid --fork --kill-child --mount-proc bash -c %s" % shlex.quote(pytest)
+
+
+def _read(path):
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def _python_files(directory):
+    """Sorted repository-relative paths of the ``*.py`` files under ``directory``."""
+    found = []
+    for root, _dirs, files in os.walk(directory):
+        found.extend(os.path.join(root, name) for name in files if name.endswith(".py"))
+    return sorted(found)
+
+
+def _stem(path):
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def _imported_utils(source):
+    """Names of the ``plugins/module_utils`` modules that ``source`` imports (a set)."""
+    names = set()
+    for dotted, listed in IMPORT_OF_UTIL.findall(source):
+        names.update([dotted] if dotted else re.findall(r"\w+", listed))
+    return names
+
+
+@functools.lru_cache(maxsize=None)
+def _importers():
+    """Map: product file -> set of product files importing it directly."""
+    products = [p for d in PRODUCT_DIRS for p in _python_files(d)]
+    by_util = {_stem(p): p for p in products if p.startswith("plugins/module_utils/")}
+    importers = {p: set() for p in products}
+    for path in products:
+        for name in _imported_utils(_read(path)):
+            if name in by_util and by_util[name] != path:
+                importers[by_util[name]].add(path)
+    return importers
+
+
+def _affected(path):
+    """``path`` and every product file importing it, directly or not (a set)."""
+    seen, todo = set(), [path]
+    while todo:
+        current = todo.pop()
+        if current not in seen:
+            seen.add(current)
+            todo.extend(_importers().get(current, ()))
+    return seen
+
+
+def _mentions(test_source, product):
+    """Whether a test file's text names ``product`` (by import path or hook name)."""
+    stem = re.escape(_stem(product))
+    if product.startswith("files/hooks/"):
+        return re.search(r"\b%s\b" % stem, test_source) is not None
+    package = "module_utils" if product.startswith("plugins/module_utils/") else "modules"
+    pattern = r"plugins\.%s(?:\.%s\b|\s+import\s+\(?[\w\s,]*\b%s\b)" % (package, stem, stem)
+    return re.search(pattern, test_source) is not None
+
+
+@functools.lru_cache(maxsize=None)
+def tests_for(path):
+    """Sorted test files (tuple of paths) that exercise product file ``path``.
+
+    A test file is chosen when it names ``path`` or a product file importing it; when none
+    does, every test directory is chosen (a mutant is never tested by nothing).
+    """
+    affected = _affected(path)
+    tests = [t for d in TEST_DIRS for t in _python_files(d)
+             if os.path.basename(t).startswith("test_")
+             and any(_mentions(_read(t), product) for product in affected)]
+    for prefix, extra in EXTRA_TESTS.items():
+        if path.startswith(prefix):
+            tests.extend(extra)
+    return tuple(sorted(tests)) or TEST_DIRS
+
+
+def pre_mutation(context):
+    """mutmut hook: test the mutant of ``context.filename`` with its own tests only."""
+    context.config.test_command = runner(tests_for(os.path.normpath(context.filename)))

@@ -1,0 +1,74 @@
+"""Print the score of the last ``make mutation`` run and fail below the target.
+
+Reads mutmut 2.x's cache (``.mutmut-cache``, SQLite, in the current directory) and prints
+one row per mutated path (``plugins/module_utils``, ``plugins/modules``, ``files/hooks``)
+and a total: mutants killed, survived, timed out, suspicious (killed, but slowly), skipped
+and untested. The score is killed / (all - skipped), in percent; "suspicious" counts as
+killed (the tests failed). Exit status: 0 at or above ``--target`` percent (default 90),
+1 below it, 2 when the cache is missing or holds no tested mutant.
+"""
+import argparse
+import collections
+import os
+import sqlite3
+import sys
+
+STATUSES = ("ok_killed", "ok_suspicious", "bad_survived", "bad_timeout", "skipped", "untested")
+KILLED = ("ok_killed", "ok_suspicious")
+
+
+def counts_by_path(cache):
+    """Map: directory of the mutated file -> Counter of mutant statuses."""
+    query = ("SELECT SourceFile.filename, Mutant.status FROM Mutant"
+             " JOIN Line ON Mutant.line = Line.id JOIN SourceFile ON Line.sourcefile = SourceFile.id")
+    counts = collections.defaultdict(collections.Counter)
+    with sqlite3.connect(cache) as db:
+        for filename, status in db.execute(query):
+            counts[os.path.dirname(os.path.normpath(filename))][status] += 1
+    return counts
+
+
+def score(counter):
+    """Percent of the mutants tested (not skipped) that were killed; None if none was."""
+    tested = sum(n for status, n in counter.items() if status != "skipped")
+    return None if not tested else 100.0 * sum(counter[s] for s in KILLED) / tested
+
+
+def print_table(counts):
+    header = ["path"] + list(STATUSES) + ["score %"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    total = collections.Counter()
+    for path in sorted(counts):
+        total.update(counts[path])
+        print_row(path, counts[path])
+    print_row("total", total)
+    return total
+
+
+def print_row(label, counter):
+    value = score(counter)
+    cells = [label] + [str(counter[s]) for s in STATUSES] + ["-" if value is None else "%.1f" % value]
+    print("| " + " | ".join(cells) + " |")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cache", default=".mutmut-cache")
+    parser.add_argument("--target", type=float, default=90.0, help="minimum score, percent")
+    args = parser.parse_args(argv)
+    if not os.path.exists(args.cache):
+        print("no %s here: run `make mutation` first" % args.cache, file=sys.stderr)
+        return 2
+    total_score = score(print_table(counts_by_path(args.cache)))
+    if total_score is None:
+        print("no mutant was tested", file=sys.stderr)
+        return 2
+    if total_score < args.target:
+        print("mutation score %.1f%% is below the target %.1f%%" % (total_score, args.target), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
