@@ -58,91 +58,17 @@ _value:
   elements: str
 """
 
-import json
-
 from ansible.errors import AnsibleFilterError
 
-try:
-    import jsonschema
-    from jsonschema.validators import validator_for
-except ImportError as import_error:  # reported when the filter is used, not when it is loaded
-    jsonschema = None
-    JSONSCHEMA_IMPORT_ERROR = import_error
-else:
-    JSONSCHEMA_IMPORT_ERROR = None
-
-COMBINATORS = ("anyOf", "oneOf")
-
-
-def _format_path(path):
-    """``['increment', '0']`` -> ``increment.0``; ``['queues', 1]`` -> ``queues[1]``."""
-    text = ""
-    for element in path:
-        if isinstance(element, int):
-            text += "[%d]" % element
-        else:
-            text += ("." if text else "") + str(element)
-    return text or "top level"
-
-
-def _is_type_mismatch(error):
-    """True when ``error`` only says the value is of another type than a branch wants."""
-    if error.validator == "type" and not error.relative_path:
-        return True
-    if error.validator in COMBINATORS and error.context:
-        return all(_is_type_mismatch(child) for child in error.context if not child.relative_path)
-    return False
-
-
-def _branches(error):
-    """The errors of ``error.context`` grouped by the alternative (anyOf/oneOf index)."""
-    branches = {}
-    for child in error.context:
-        branches.setdefault(child.relative_schema_path[0], []).append(child)
-    return [branches[index] for index in sorted(branches)]
-
-
-def _leaf_errors(error):
-    """The errors that say what is really wrong, descending into anyOf/oneOf.
-
-    An alternative whose only complaint is the value's type is irrelevant when another
-    alternative accepts that type; when every alternative rejects the type, the
-    combinator error itself is returned."""
-    if error.validator not in COMBINATORS or not error.context:
-        return [error]
-    relevant = [branch for branch in _branches(error) if not any(_is_type_mismatch(e) for e in branch)]
-    if not relevant:
-        return [error]
-    leaves = []
-    for branch in relevant:
-        for child in branch:
-            leaves.extend(_leaf_errors(child))
-    return leaves
-
-
-def _message(error):
-    if error.validator == "not":
-        return "%r is not allowed here" % (error.instance,)
-    if error.validator in COMBINATORS:
-        return "%r has the wrong type" % (error.instance,)
-    if error.validator == "additionalProperties" and isinstance(error.schema.get("properties"), dict):
-        return "%s; allowed keys: %s" % (error.message, ", ".join(sorted(error.schema["properties"])))
-    return error.message
-
-
-def _describe(error):
-    description = error.schema.get("description") if error.path and isinstance(error.schema, dict) else None
-    suffix = " (%s)" % description if description else ""
-    messages = []
-    for leaf in _leaf_errors(error):
-        text = "%s: %s%s" % (_format_path(leaf.absolute_path), _message(leaf), suffix)
-        if text not in messages:
-            messages.append(text)
-    return messages
+from ansible_collections.hpc.pbs.plugins.module_utils.json_schema import (
+    JsonSchemaError, JsonSchemaUnavailable, schema_errors)
 
 
 def json_schema_errors(instance, schema):
     """Validate ``instance`` against the JSON Schema ``schema``; return readable messages.
+
+    The validation is :func:`ansible_collections.hpc.pbs.plugins.module_utils.json_schema.
+    schema_errors`, the one the ``hpc.pbs.hook`` action plugin uses.
 
     :param instance: JSON-serializable data (dict, list, str, int, float, bool, None).
     :param schema: the schema as a dict, or its JSON text.
@@ -150,37 +76,12 @@ def json_schema_errors(instance, schema):
     :raises AnsibleFilterError: jsonschema missing, schema not JSON or not a valid schema,
         instance not JSON-serializable.
     """
-    if jsonschema is None:
-        raise AnsibleFilterError(
-            "hpc.pbs.json_schema_errors needs the Python library 'jsonschema' on the controller "
-            "(pip install jsonschema): %s" % JSONSCHEMA_IMPORT_ERROR)
-    if isinstance(schema, (str, bytes)):
-        try:
-            schema = json.loads(schema)
-        except ValueError as err:
-            raise AnsibleFilterError("hpc.pbs.json_schema_errors: the schema is not valid JSON: %s" % err)
-    if not isinstance(schema, dict):
-        raise AnsibleFilterError("hpc.pbs.json_schema_errors: the schema must be a dict or JSON text, not %s"
-                                 % type(schema).__name__)
     try:
-        # A round trip through JSON turns Ansible's tagged/lazy containers into plain data,
-        # so that type checks and messages see what a JSON file would hold.
-        instance = json.loads(json.dumps(instance))
-        schema = json.loads(json.dumps(schema))
-    except (TypeError, ValueError) as err:
-        raise AnsibleFilterError("hpc.pbs.json_schema_errors: data cannot be represented as JSON: %s" % err)
-    validator_class = validator_for(schema, default=jsonschema.Draft202012Validator)
-    try:
-        validator_class.check_schema(schema)
-    except jsonschema.exceptions.SchemaError as err:
-        raise AnsibleFilterError("hpc.pbs.json_schema_errors: invalid JSON Schema: %s" % err.message)
-    errors = sorted(validator_class(schema).iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path])
-    messages = []
-    for error in errors:
-        for text in _describe(error):
-            if text not in messages:
-                messages.append(text)
-    return messages
+        return schema_errors(instance, schema)
+    except JsonSchemaUnavailable as err:
+        raise AnsibleFilterError("hpc.pbs.json_schema_errors needs jsonschema on the controller: %s" % err)
+    except JsonSchemaError as err:
+        raise AnsibleFilterError("hpc.pbs.json_schema_errors: %s" % err)
 
 
 class FilterModule(object):
