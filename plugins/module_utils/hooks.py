@@ -69,6 +69,13 @@ def site_hook_name_problem(name):
     return None
 
 
+def config_refusal_message(errors):
+    """The message that refuses a hook config breaking its schema (``errors``: the
+    ``"<path>: <problem>"`` messages of module_utils/json_schema.schema_errors)."""
+    return ("the hook config does not satisfy config_schema; nothing was changed: %s"
+            % "; ".join(errors))
+
+
 def hook_file_paths(hooks_dir, name):
     """``{"body": .../NAME.PY, "config": .../NAME.CF}`` in server_priv/hooks."""
     return {"body": os.path.join(hooks_dir, name + ".PY"),

@@ -215,22 +215,16 @@ import json
 import os
 import tempfile
 
-import traceback
-
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes, to_text
 
-try:
-    import jsonschema
-    import jsonschema.validators
-    JSONSCHEMA_IMPORT_ERROR = None
-except ImportError:
-    jsonschema = None
-    JSONSCHEMA_IMPORT_ERROR = traceback.format_exc()
-
+from ansible_collections.hpc.pbs.plugins.module_utils.hook_preflight import (
+    HookBodyRefused, HookPreflightError, Preflight)
+from ansible_collections.hpc.pbs.plugins.module_utils.json_schema import (
+    JsonSchemaError, JsonSchemaUnavailable, schema_errors)
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
     CONTENT_BODY, CONTENT_CONFIG, NEW_SITE_HOOK, PERIODIC_EVENTS, SITE_ORDER_RANGE,
-    bad_event_message, hook_file_paths, site_hook_name_problem, sort_events,
+    bad_event_message, config_refusal_message, hook_file_paths, site_hook_name_problem, sort_events,
     unknown_events)
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
     module_pbs_paths, pbs_conf_argument_spec)
@@ -282,23 +276,17 @@ def check_json(module, config, schema=None):
                              "set config_format=raw for a non-JSON config." % exc)
     if not schema:
         return
-    if JSONSCHEMA_IMPORT_ERROR is not None:
-        module.fail_json(msg=missing_required_lib("jsonschema", reason="for config_schema"),
-                         exception=JSONSCHEMA_IMPORT_ERROR)
     try:
-        validator_class = jsonschema.validators.validator_for(
-            schema, default=jsonschema.Draft202012Validator)
-        validator_class.check_schema(schema)
-        errors = sorted(validator_class(schema).iter_errors(data),
-                        key=lambda e: list(e.absolute_path))
-    except jsonschema.exceptions.SchemaError as exc:
-        module.fail_json(msg="config_schema is not a valid JSON Schema: %s" % exc.message)
+        errors = schema_errors(data, schema)
+    except JsonSchemaUnavailable as exc:
+        module.fail_json(msg="config_schema: %s on the host the module runs on. Run the task "
+                             "through ansible-playbook (the hpc.pbs.hook action plugin checks "
+                             "the schema on the controller) or install jsonschema there. "
+                             "Nothing was changed." % exc)
+    except JsonSchemaError as exc:
+        module.fail_json(msg="config_schema: %s. Nothing was changed." % exc)
     if errors:
-        module.fail_json(msg="the hook config does not satisfy config_schema; nothing was "
-                             "written: %s" % "; ".join(
-                                 "%s: %s" % ("/".join(str(p) for p in e.absolute_path) or
-                                             "(top)", e.message) for e in errors),
-                         schema_errors=[e.message for e in errors])
+        module.fail_json(msg=config_refusal_message(errors), schema_errors=errors)
 
 
 def validate(module, params):
@@ -371,6 +359,72 @@ def current_file(module, qmgr, paths, kind, name, which, exists):
         module.fail_json(**exc.fail_kwargs())
 
 
+def events_after(params, current):
+    """The hook's events after the task, in server order."""
+    events = params["events"]
+    if events is None:
+        events = split_list_value(current.get("event", ""))
+    return sort_events(events)
+
+
+def body_to_preflight(module, qmgr, paths, name, exists, body, body_now, config, config_now):
+    """The body that goes live with this task and must be checked first (bytes), or None.
+
+    A new body is checked; so is the current body when only the config changes (a body
+    may read its config as it loads)."""
+    if body is not None and body != body_now:
+        return body
+    if config is not None and config != config_now and exists:
+        current = current_file(module, qmgr, paths, "hook", name, "body", exists)
+        return current or None
+    return None
+
+
+def preflight_body(module, paths, params, name, current, body, config):
+    """Compile the body with the hook interpreter and, where pbs_python has its hook mode,
+    load it once (see module_utils/hook_preflight). Fails the task, nothing changed, when
+    the body is refused. Returns the preflight report (dict) for the result."""
+    display_name = params["body_src"] or "%s.PY" % name
+    config_path = None if config is not None else hook_file_paths(
+        paths.server_hooks_dir, name)["config"]
+    if config_path and not os.path.isfile(config_path):
+        config_path = None
+    alarm = params["alarm"] or current.get("alarm")
+    preflight = Preflight(module.run_command, paths.exec_dir, module.tmpdir)
+    try:
+        return preflight.check(body, display_name, name, events_after(params, current),
+                               alarm, config=config, config_path=config_path)
+    except HookBodyRefused as exc:
+        module.fail_json(msg="%s. Nothing was changed: the hook %s was not created, "
+                             "imported or enabled." % (exc, name))
+    except HookPreflightError as exc:
+        module.fail_json(**exc.fail_kwargs())
+    finally:
+        preflight.close()
+
+
+def split_final_enable(commands):
+    """``(writes, enable)``: a final ``enabled = true`` that follows an import goes into a
+    qmgr call of its own, run only once the imported files are verified."""
+    if len(commands) > 1 and commands[-1].endswith("enabled = true") and any(
+            c.startswith("import ") for c in commands[:-1]):
+        return commands[:-1], commands[-1:]
+    return commands, []
+
+
+def verify_imported(module, qmgr, paths, kind, name, body, config):
+    """Fail (the hook left disabled) unless the server now holds ``body`` / ``config``."""
+    for which, wanted in (("body", body), ("config", config)):
+        if wanted is None:
+            continue
+        now = current_file(module, qmgr, paths, kind, name, which, True)
+        if now != wanted:
+            module.fail_json(msg="%s %s was left disabled: its %s on the server differs from "
+                                 "what was imported (%d bytes there, %d imported). Check "
+                                 "server_priv/hooks and the server log, then run the task "
+                                 "again." % (kind, name, which, len(now), len(wanted)))
+
+
 def attr_text(attr, value):
     if attr in ("enabled", "debug"):
         return "true" if value else "false"
@@ -437,6 +491,26 @@ def plan(kind, name, exists, current, params, body, config, body_now, config_now
     if want_enabled and not enabled_now:
         put("enabled", "true")
     return commands, after
+
+
+def run_write_batch(module, qmgr, kind, name, batch):
+    """Run ``batch`` (writes then ``list``) in one ``qmgr -a``; warn qmgr's warnings.
+    Returns the hook's attributes as listed at the end ({} when not listed); fails the
+    task on a qmgr error."""
+    try:
+        out, err = qmgr.run_batch(batch, "the changes to %s %s" % (kind, name),
+                                  marker=marker_command(kind, name))
+    except QmgrError as exc:
+        module.fail_json(**exc.fail_kwargs())
+    for line in err.splitlines():
+        if line.startswith("WARNING"):
+            module.warn("qmgr: %s" % line.strip())
+    try:
+        objects = parse_list_output(out)
+    except ValueError as exc:
+        module.fail_json(msg="the hook was changed but the listing after it cannot be "
+                             "parsed: %s" % exc, stdout=out, commands=batch)
+    return objects[-1][2] if objects else {}
 
 
 def attributes_text(attributes):
@@ -524,6 +598,12 @@ def main():
     config_now = current_file(module, qmgr, paths, kind, name, "config", exists) \
         if config is not None else None
 
+    to_check = body_to_preflight(module, qmgr, paths, name, exists, body, body_now,
+                                 config, config_now) if kind == "hook" else None
+    if to_check is not None:
+        result["preflight"] = preflight_body(module, paths, params, name, current, to_check,
+                                             config)
+
     staged = []
 
     def stage_file(data):
@@ -542,25 +622,16 @@ def main():
         except QmgrValueError as exc:
             module.fail_json(msg="%s. Nothing was changed." % exc)
         if commands:
-            batch = commands + [list_command(kind, name)]
-            result.update(changed=True, commands=batch, hook=after)
+            writes, enable = split_final_enable(commands)
+            batches = [b + [list_command(kind, name)] for b in (writes, enable) if b]
+            result.update(changed=True, commands=sum(batches, []), hook=after)
             if not module.check_mode:
-                try:
-                    out, err = qmgr.run_batch(batch, "the changes to %s %s" % (kind, name),
-                                              marker=marker_command(kind, name))
-                except QmgrError as exc:
-                    module.fail_json(**exc.fail_kwargs())
-                for line in err.splitlines():
-                    if line.startswith("WARNING"):
-                        module.warn("qmgr: %s" % line.strip())
-                try:
-                    objects = parse_list_output(out)
-                except ValueError as exc:
-                    module.fail_json(msg="the hook was changed but the listing after it "
-                                         "cannot be parsed: %s" % exc, stdout=out,
-                                     commands=batch)
-                if objects:
-                    result["hook"] = objects[-1][2]
+                for index, batch in enumerate(batches):
+                    if index:
+                        verify_imported(module, qmgr, paths, kind, name, body, config)
+                    listed_after = run_write_batch(module, qmgr, kind, name, batch)
+                    if listed_after:
+                        result["hook"] = listed_after
     finally:
         for path in staged:
             try:

@@ -27,8 +27,17 @@ def pbs(tmp_path, monkeypatch):
         monkeypatch.delenv(var, raising=False)
     fake = FakeQmgr(str(exec_dir / "bin" / "qmgr"), str(home))
     fake.add("pbshook", "PBS_cray_atom", CRAY_ATOM, config=CRAY_CF)
-    monkeypatch.setattr(AnsibleModule, "run_command",
-                        lambda self, args, **kw: fake.run_command(self, args, **kw))  # pylint: disable=unnecessary-lambda
+    real_run_command = AnsibleModule.run_command
+
+    def run_command(self, args, **kw):
+        """qmgr is faked; the hook interpreter of the preflight runs for real."""
+        if args[0] == fake.qmgr_path:
+            return fake.run_command(self, args, **kw)
+        fake.interpreter_calls.append(args)
+        return real_run_command(self, args, **kw)
+
+    fake.interpreter_calls = []
+    monkeypatch.setattr(AnsibleModule, "run_command", run_command)
     fake.conf = str(conf)
     fake.tmp = tmp_path / "moduletmp"
     fake.tmp.mkdir()
@@ -47,7 +56,7 @@ def new_hook_args(**extra):
     return args
 
 
-def test_create_hook_in_one_safe_batch_then_idempotent(pbs):
+def test_create_hook_disabled_import_verify_then_enable_then_idempotent(pbs):
     code, result = run(pbs, diff=True, **new_hook_args())
     assert code == 0, result
     commands = result["commands"]
@@ -62,8 +71,10 @@ def test_create_hook_in_one_safe_batch_then_idempotent(pbs):
     ]
     assert commands[6].startswith("import hook h1 application/x-python default ")
     assert commands[7].startswith("import hook h1 application/x-config default ")
-    assert commands[8:] == ["set hook h1 enabled = true", "list hook h1"]
-    assert len(pbs.reads()) == 1 and len(pbs.writes()) == 1
+    # enabled only in a second qmgr call, once the imported files are verified
+    assert commands[8:] == ["list hook h1", "set hook h1 enabled = true", "list hook h1"]
+    assert len(pbs.reads()) == 1 and len(pbs.writes()) == 2
+    assert result["preflight"]["compiled"] is True
     assert pbs.hook_file("h1", "PY") == BODY.encode() and pbs.hook_file("h1", "CF") == CONFIG.encode()
     assert result["hook"]["enabled"] == "true"
     assert result["hook"]["event"] == "queuejob,execjob_launch"
@@ -184,7 +195,9 @@ def test_pbshook_config_and_enable(pbs):
     code, result = run(pbs, name="PBS_cray_atom", type="pbs", config=json.dumps(new_cf), enabled=True)
     assert code == 0, result
     assert result["commands"][0].startswith("import pbshook PBS_cray_atom application/x-config default ")
-    assert result["commands"][1:] == ["set pbshook PBS_cray_atom enabled = true", "list pbshook PBS_cray_atom"]
+    assert result["commands"][1:] == ["list pbshook PBS_cray_atom", "set pbshook PBS_cray_atom enabled = true",
+                                      "list pbshook PBS_cray_atom"]
+    assert "preflight" not in result  # a built-in pbshook's body is PBS's own
     assert json.loads(pbs.hook_file("PBS_cray_atom", "CF").decode()) == new_cf
     assert result["hook"]["enabled"] == "true"
     code, result = run(pbs, name="PBS_cray_atom", type="pbs", enabled=False)
@@ -260,7 +273,7 @@ def test_config_schema_is_checked_before_anything_is_written(pbs):
 
 def test_an_invalid_schema_is_refused(pbs):
     code, result = run(pbs, name="h5", config={"a": 1}, config_schema={"type": "nonsense"})
-    assert code == 1 and "not a valid JSON Schema" in result["msg"] and not pbs.calls
+    assert code == 1 and "invalid JSON Schema" in result["msg"] and not pbs.calls
 
 
 def test_pbshook_freq_is_allowed_and_body_refused(pbs):
