@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
-"""``PBS_HOME/mom_priv/config``: parse, validate and edit ``$option value`` lines, and
-verify a pbs_mom reload.
+"""``PBS_HOME/mom_priv/config``: parse and edit ``$option value`` lines; control pbs_mom
+(pid file, SIGHUP, its log: what it read at its last start or reload). The grammar of each
+option is in :mod:`mom_config_options`.
 
 Facts (reference transcript f_, OpenPBS src/resmom/mom_main.c):
 
@@ -19,87 +20,15 @@ import re
 import signal
 import time
 
-# The ``special[]`` table of src/resmom/mom_main.c (OpenPBS 23.06) for a Linux build:
-# entries compiled only for ALPS, BlueGene, SGI, cpusets v4, Windows or NAS are left out
-# because a Linux mom refuses them.
-MOM_CONFIG_OPTIONS = (
-    "action", "alien_attach", "alien_kill", "attach_allow", "checkpoint_path",
-    "clienthost", "configversion", "cputmult", "enforce", "ideal_load", "jobdir_root",
-    "kbd_idle", "logevent", "max_check_poll", "max_load", "max_poll_downtime",
-    "min_check_poll", "momname", "port", "prologalarm", "sister_join_job_alarm",
-    "job_launch_delay", "restart_background", "restart_transmogrify", "restrict_user",
-    "restrict_user_exceptions", "restrict_user_maxsysid", "restricted", "suspendsig",
-    "tmpdir", "vnodedef_additive", "usecp", "wallmult", "reject_root_scripts",
-    "report_hook_checksums",
-)
+from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import (  # noqa: F401
+    MomConfigValueError, OPTION_NAMES, RULES, expected_log_line, normalize_value)
 
-# Options whose value must be whole seconds >= 1, with the PP-928 section defining them.
-SECONDS_OPTIONS = {
-    "job_launch_delay": "PP-928 interface 4",
-    "sister_join_job_alarm": "PP-928 interface 3",
-}
-
-_DIGITS = re.compile(r"^[0-9]+$")
-_OPTION_LINE = re.compile(r"^\$(\S+)(?:[ \t]+(.*?))?[ \t]*$")
-
-
-class MomConfigValueError(ValueError):
-    """An option name or value the mom would not accept; the message says what is."""
-
-
-def normalize_value(name, value):
-    """Return the config text for ``$name value`` or raise :class:`MomConfigValueError`.
-
-    ``name`` must be in :data:`MOM_CONFIG_OPTIONS`. For :data:`SECONDS_OPTIONS` the value
-    must be an int >= 1 or a string of digits >= 1 (bool, float, sign, text and anything
-    after the number are refused); it is written as a plain decimal. Other values are
-    strings, ints or booleans (``true``/``false``) without newline or ``#`` and not empty.
-    A list gives one line per item (for options that may repeat, such as ``clienthost``);
-    returns a list of texts then.
-    """
-    if name not in MOM_CONFIG_OPTIONS:
-        raise MomConfigValueError(
-            "unknown mom config option %r: pbs_mom exits on an unknown $option "
-            "('parse_config, command name %s not found'). Accepted names: %s"
-            % (name, name, ", ".join(sorted(MOM_CONFIG_OPTIONS))))
-    if isinstance(value, (list, tuple)):
-        if name in SECONDS_OPTIONS:
-            raise MomConfigValueError("%s takes one value, not a list" % name)
-        if not value:
-            raise MomConfigValueError("%s: the list is empty; use null to remove the "
-                                      "option" % name)
-        return [normalize_value(name, item) for item in value]
-    if name in SECONDS_OPTIONS:
-        seconds = None
-        if isinstance(value, int) and not isinstance(value, bool):
-            seconds = value
-        elif isinstance(value, str) and _DIGITS.match(value):
-            seconds = int(value)
-        if seconds is None or seconds < 1:
-            raise MomConfigValueError(
-                "%s (%s) must be a whole number of seconds >= 1 with nothing after it, "
-                "got %r; pbs_mom exits on any other value"
-                % (name, SECONDS_OPTIONS[name], value))
-        return str(seconds)
-    if isinstance(value, bool):
-        text = "true" if value else "false"
-    elif isinstance(value, (int, float)):
-        text = str(value)
-    elif isinstance(value, str):
-        text = value.strip()
-    else:
-        raise MomConfigValueError("%s: value must be a string, number or boolean, got %r"
-                                  % (name, value))
-    if "\n" in text or "\r" in text:
-        raise MomConfigValueError("%s: the value may not contain a newline" % name)
-    if "#" in text:
-        raise MomConfigValueError(
-            "%s: the value may not contain '#': pbs_mom does not strip inline comments "
-            "and exits on such a line" % name)
-    if not text:
-        raise MomConfigValueError("%s: the value is empty; use null to remove the option"
-                                  % name)
-    return text
+_OPTION_LINE = re.compile(r"^[ \t]*\$(\S+)(?:[ \t]+(.*?))?[ \t]*$")
+_LOG_NAME = re.compile(r"[0-9]{8}\Z")
+# How many day files back the last config read of the mom is looked for.
+LOG_DAYS_SEARCHED = 31
+# Lines the mom writes each time it reads its config: at start and on SIGHUP.
+CONFIG_READ_MARKERS = (";parse_config;file ", ";process_hup;reset")
 
 
 def split_lines(text):
@@ -126,13 +55,15 @@ def current_options(text):
     return dict((k, v[0] if len(v) == 1 else v) for k, v in found.items())
 
 
-def apply_options(text, desired, remove):
+def apply_options(text, desired, remove, same=None):
     """Return the new file text.
 
     ``desired``: dict name -> list of value texts (the exact lines wanted for that option,
     in order); ``remove``: names whose lines are dropped. Existing lines of a desired
     option are replaced in place (surplus ones dropped); missing ones are appended. All
-    other lines are kept byte for byte.
+    other lines are kept byte for byte, and so is an existing line whose value equals the
+    wanted one: the same text whatever the spacing and line ending, or ``same(name,
+    file_value, wanted_value)`` true (e.g. ``yes`` for ``true``).
     """
     lines = split_lines(text)
     newline = "\n"
@@ -154,7 +85,7 @@ def apply_options(text, desired, remove):
             if pending[name]:
                 value = pending[name].pop(0)
                 ending = line[len(line.rstrip("\r\n")):] or newline
-                if option_of(line) == (name, value):
+                if parsed[1] == value or (same is not None and same(name, parsed[1], value)):
                     out.append(line)
                 else:
                     out.append("$%s %s%s" % (name, value, ending))
@@ -252,11 +183,79 @@ class MomLogWatcher(object):
         return "".join(text.splitlines(True)[-lines:])
 
 
-def value_logged(text, name, value):
-    """Whether ``text`` holds the mom's ``;pbs_mom;Svr;<name>;<value>`` line."""
-    pattern = re.compile(r";pbs_mom;Svr;%s;%s\s*$" % (re.escape(name), re.escape(value)),
+def value_logged(text, line):
+    """Whether ``text`` holds the mom's ``;pbs_mom;<object>;<id>;<value>`` line for
+    ``line`` = ``(object, id, value)``."""
+    return line[2] in logged_values(text, line[0], line[1])
+
+
+def logged_values(text, obj, ident):
+    """Every value the mom logged as ``;pbs_mom;<obj>;<ident>;<value>`` in ``text``, in
+    order (trailing white space removed)."""
+    pattern = re.compile(r";pbs_mom;%s;%s;(.*?)\s*$" % (re.escape(obj), re.escape(ident)),
                          re.MULTILINE)
-    return bool(pattern.search(text))
+    return pattern.findall(text)
+
+
+def logged_value(text, obj, ident):
+    """The last value logged as ``;pbs_mom;<obj>;<ident>;<value>`` in ``text``, or None."""
+    values = logged_values(text, obj, ident)
+    return values[-1] if values else None
+
+
+def describe_line(line):
+    """``id;value`` of a log line triple, as the mom writes it."""
+    return "%s;%s" % (line[1], line[2])
+
+
+def _read_text(path):
+    try:
+        with open(path, "rb") as handle:
+            return handle.read().decode("utf-8", "replace")
+    except (IOError, OSError):
+        return None
+
+
+def last_config_read(logs_dir, days=LOG_DAYS_SEARCHED):
+    """What the mom logged from its last config read (start or SIGHUP) to now: the text
+    from the last of :data:`CONFIG_READ_MARKERS` on, across day files; None when no
+    read is found in the newest ``days`` day files (``PBS_HOME/mom_logs/YYYYMMDD``)."""
+    try:
+        names = sorted((n for n in os.listdir(logs_dir) if _LOG_NAME.match(n)), reverse=True)
+    except OSError:
+        return None
+    newer = []
+    for name in names[:days]:
+        text = _read_text(os.path.join(logs_dir, name)) or ""
+        start = max(text.rfind(marker) for marker in CONFIG_READ_MARKERS)
+        if start >= 0:
+            return "".join([text[text.rfind("\n", 0, start) + 1:]] + newer)
+        newer.insert(0, text)
+    return None
+
+
+def running_differences(read_text, file_options, names):
+    """Where the running mom differs from the file, for the options ``names``.
+
+    ``read_text``: what the mom logged since its last config read
+    (:func:`last_config_read`); ``file_options``: the file's options
+    (:func:`current_options`). Only options whose value the mom logs are compared (see
+    :func:`mom_config_options.expected_log_line`); repeated options are not. Returns a
+    list of ``(name, running, in_file)`` texts, ``running`` None when the mom logged
+    nothing for it (its default), ``in_file`` None when the file does not set it.
+    """
+    differences = []
+    for name in sorted(names):
+        in_file = file_options.get(name)
+        if isinstance(in_file, list):
+            continue
+        expected = expected_log_line(name, in_file)
+        if expected is None:
+            continue
+        running = logged_value(read_text, expected[0], expected[1])
+        if running != expected[2]:
+            differences.append((name, running, in_file))
+    return differences
 
 
 def parse_failure(text):
@@ -289,7 +288,7 @@ def reload_mom(pid, watcher, expected, timeout, poll=0.2):
         if not process_alive(pid):
             return False, "pbs_mom (pid %d) died after the reload" % pid
         if expected:
-            if all(value_logged(text, n, v) for n, v in expected):
+            if all(value_logged(text, line) for line in expected):
                 return True, None
         elif any(marker in text for marker in RELOAD_MARKERS):
             return True, None
@@ -297,7 +296,7 @@ def reload_mom(pid, watcher, expected, timeout, poll=0.2):
             break
         time.sleep(poll)
     if expected:
-        missing = [("%s;%s" % (n, v)) for n, v in expected if not value_logged(text, n, v)]
+        missing = [describe_line(line) for line in expected if not value_logged(text, line)]
         return False, ("pbs_mom (pid %d) did not log %s within %s s after SIGHUP"
                        % (pid, ", ".join(missing), timeout))
     return True, ("pbs_mom (pid %d) is alive but logged nothing within %s s after SIGHUP"

@@ -15,11 +15,15 @@ description:
   - Every name and value is validated BEFORE anything is written, because pbs_mom exits
     on a config line it cannot parse (the node goes down). An invalid task leaves the file
     byte for byte as it was.
+  - Idempotent on what runs, not only on what is written - the values the running mom
+    logged at its last start or reload (C(PBS_HOME/mom_logs/YYYYMMDD), searched back 31
+    days) are compared with the file for every option whose value the mom logs
+    (numbers, booleans, loads and factors; not the repeatable options, paths or names).
   - After a change, sends SIGHUP to the mom (pid from C(PBS_HOME/mom_priv/mom.lock)) and
-    waits until the mom has logged each C($job_launch_delay) / C($sister_join_job_alarm)
-    value set by the task (C(...;pbs_mom;Svr;job_launch_delay;<v>)) in
-    C(PBS_HOME/mom_logs/YYYYMMDD), then checks the mom is still alive. If it died or did
-    not log in time, the task fails with the tail of the mom log.
+    waits until the mom has logged each value set by the task that it logs (such as
+    C(...;pbs_mom;Svr;job_launch_delay;<v>)) in C(PBS_HOME/mom_logs/YYYYMMDD), then checks
+    the mom is still alive. If it died or did not log in time, the task fails with the
+    tail of the mom log, saying whether this task changed the file.
   - Warns when C($job_launch_delay) is below the sum of the alarms of the enabled
     execjob_prologue hooks, or C($sister_join_job_alarm) below that of the enabled
     execjob_begin hooks, read from the mom's own hook files (C(mom_priv/hooks/*.HK)) -
@@ -35,27 +39,68 @@ options:
     description:
       - Option name without the C($) -> value. A C(null) value removes that option's
         lines.
-      - C(job_launch_delay) (PP-928 interface 4, seconds the primary mom waits before
-        launching a tolerant job) and C(sister_join_job_alarm) (PP-928 interface 3,
-        seconds the primary mom waits for sisters to join) take whole seconds >= 1, as an
-        integer or a string of digits; C(0), negative numbers, fractions, text and
-        anything after the number (such as a C(# comment)) are refused.
-      - Other values are strings, numbers or booleans (written C(true)/C(false)) without
-        newline or C(#). A list writes one line per item, for options that may repeat
-        (C(clienthost), C(restricted), C(usecp), C(action), C(enforce)).
-      - Names must be options a Linux pbs_mom knows (the C(special[]) table of OpenPBS
-        C(src/resmom/mom_main.c)) - C(action), C(alien_attach), C(alien_kill),
-        C(attach_allow), C(checkpoint_path), C(clienthost), C(configversion),
-        C(cputmult), C(enforce), C(ideal_load), C(jobdir_root), C(kbd_idle),
-        C(logevent), C(max_check_poll), C(max_load), C(max_poll_downtime),
-        C(min_check_poll), C(momname), C(port), C(prologalarm),
-        C(sister_join_job_alarm), C(job_launch_delay), C(restart_background),
-        C(restart_transmogrify), C(restrict_user), C(restrict_user_exceptions),
-        C(restrict_user_maxsysid), C(restricted), C(suspendsig), C(tmpdir),
-        C(vnodedef_additive), C(usecp), C(wallmult), C(reject_root_scripts),
-        C(report_hook_checksums).
+      - Every value is checked by its type, as the Linux pbs_mom's option table (the
+        C(special[]) table of OpenPBS C(src/resmom/mom_main.c) and its handlers) reads it,
+        before anything is written, with upper bounds a site could mean. Whole numbers
+        are decimal digits without sign or leading zero; a value that is refused is named
+        in the message with what is accepted. C(job_launch_delay) (PP-928 interface 4)
+        and C(sister_join_job_alarm) (PP-928 interface 3) take whole seconds 1-86400.
+      - A list writes one line per item, for the options marked repeatable.
+      - Each accepted name and value -
+      - C(action) (repeatable) - 'EVENT TIMEOUT requeue' or 'EVENT TIMEOUT !script [args]' (EVENT one of terminate, checkpoint, checkpoint_abort, restart, multinodebusy, TIMEOUT 0-86400 s).
+      - C(alien_attach) - a boolean (true/false, yes/no, on/off, 1/0).
+      - C(alien_kill) - a boolean (true/false, yes/no, on/off, 1/0).
+      - C(attach_allow) - a boolean (true/false, yes/no, on/off, 1/0).
+      - C(checkpoint_path) - an absolute path of an existing directory owned by root (uid <= 10), not writable by group or others.
+      - C(clienthost) (repeatable) - a host name that resolves on the mom's host.
+      - C(cputmult) - a decimal number > 0 and <= 1000.
+      - C(enforce) (repeatable) - a flag (cpuburst, cpuaverage, mem, complexmem, '!' before it turns it off) or 'SETTING NUMBER' (average_cpufactor, average_percent_over, average_trialperiod, delta_cpufactor, delta_percent_over, delta_weightdown, delta_weightup).
+      - C(gen_nodefile_on_sister_mom) - a boolean (true/false, yes/no, on/off, 1/0).
+      - C(ideal_load) - a decimal number 0-100000.
+      - C(job_launch_delay) - whole seconds 1-86400 (PP-928 interface 4, seconds the primary mom waits before launching a tolerant job).
+      - C(jobdir_root) - PBS_USER_HOME or an absolute path of an existing directory owned by root (uid <= 10, gid <= 9) with the sticky bit set, whose parents are owned by root and not writable by group or others, optionally followed by 'shared'.
+      - C(kbd_idle) - 1 to 3 whole numbers of seconds 1-86400 (avail [busy [poll]]).
+      - C(logevent) - an event mask 0-0xFFFF (decimal or 0x hexadecimal) that includes 0x3.
+      - C(max_check_poll) - whole seconds 1-86400.
+      - C(max_load) - a decimal number 0-100000, optionally followed by 'suspend'.
+      - C(max_poll_downtime) - whole seconds 1-86400.
+      - C(min_check_poll) - whole seconds 1-86400.
+      - C(momname) - a host name of at most 63 characters.
+      - C(port) - a port number 1-65534.
+      - C(prologalarm) - whole seconds 1-86400.
+      - C(reject_root_scripts) - a boolean (true/false, yes/no, on/off, 1/0).
+      - C(report_hook_checksums) - a boolean (true/false, yes/no, on/off, 1/0).
+      - C(restart_background) - a boolean (true/false, yes/no, on/off, 1/0).
+      - C(restart_transmogrify) - a boolean (true/false, yes/no, on/off, 1/0).
+      - C(restrict_user) - a boolean (true/false, yes/no, on/off, 1/0).
+      - C(restrict_user_exceptions) - 1-10 user names separated by commas.
+      - C(restrict_user_maxsysid) - a uid 1-2147483647.
+      - C(restricted) (repeatable) - a host name or pattern with '*'.
+      - C(sister_join_job_alarm) - whole seconds 1-86400 (PP-928 interface 3, seconds the primary mom waits for sisters to join).
+      - C(suspendsig) - a signal number 1-64, optionally followed by the resume signal number.
+      - C(tmpdir) - an absolute path of an existing directory owned by root (uid <= 10, gid <= 9) with the sticky bit set, whose parents are owned by root and not writable by group or others.
+      - C(usecp) (repeatable) - 'host:/from/path /to/path' (host a name or pattern with '*', both paths absolute).
+      - C(vnodedef_additive) - a boolean (true/false, yes/no, on/off, 1/0).
+      - C(wallmult) - a decimal number > 0 and <= 1000.
+      - Directories are checked on the host as pbs_mom checks them (it exits on a
+        directory it finds insecure); C(clienthost) names are resolved on the host.
+      - Combinations pbs_mom refuses or silently replaces are refused too - a
+        C(min_check_poll) above C(max_check_poll) (defaults 10 and 120), and
+        C(restart_transmogrify) true without an C(action) C(restart) line running a
+        script.
+      - Other names (for example C(configversion), or options of other PBS builds) are
+        refused unless listed in O(unchecked_options).
     type: dict
     required: true
+  unchecked_options:
+    description:
+      - Option names written without a type check - any value on one line without
+        C(#). For options this module has no rule for; pbs_mom exits on a line it
+        cannot parse, so the task may then fail after the reload (the previous file is
+        put back).
+    type: list
+    elements: str
+    default: []
   state:
     description:
       - C(present) writes the options; C(absent) removes the named options whatever their
@@ -65,13 +110,26 @@ options:
     choices: [present, absent]
   reload:
     description:
-      - Whether to send SIGHUP to pbs_mom after the file changed. C(true) (or C(changed))
-        reloads only when the file changed; C(false) (or C(never)) never does (the mom
-        reads the file at its next start or HUP); C(always) reloads on every run and
-        verifies the values (a handler's choice).
+      - Whether to send SIGHUP to pbs_mom. C(true) (or C(changed)) reloads when the file
+        changed, or when the running mom has not loaded the file's values (what it logged
+        at its last start or reload differs from the file - for example after a run
+        interrupted between writing and reloading), and reports C(changed) in both
+        cases; C(false) (or C(never)) never does (the mom reads the file at its next
+        start or HUP), and still reports C(changed) with a warning when the running mom
+        differs from the file, so that a handler it notifies reloads it; C(always)
+        reloads on every run and verifies the values (a handler's choice).
       - Accepted values - a boolean, C(changed), C(always), C(never).
     type: raw
     default: true
+  mom_not_running:
+    description:
+      - What a task does when pbs_mom is not running (no live pid in C(mom.lock)) and
+        O(reload) is not C(never) - the file is still written, and C(fail) fails the
+        task saying whether the file was changed and that the values take effect at the
+        mom's next start; C(warn) makes that a warning (nodes under maintenance).
+    type: str
+    default: fail
+    choices: [fail, warn]
   reload_timeout:
     description:
       - Seconds (1-3600) to wait after SIGHUP for the mom to log the new values, and after
@@ -100,8 +158,8 @@ options:
     type: path
 notes:
   - Supports check mode (nothing written, no signal) and diff mode (the file text).
-  - When the mom is not running (no live pid in C(mom.lock)), no signal is sent and a
-    warning says so; the mom reads the file when it starts.
+  - When the mom is not running (no live pid in C(mom.lock)), no signal is sent and the
+    task fails (or warns, see O(mom_not_running)); the mom reads the file when it starts.
 '''
 
 EXAMPLES = r'''
@@ -136,6 +194,12 @@ reloaded:
   description: Whether SIGHUP was sent to pbs_mom and the reload was verified.
   returned: always
   type: bool
+reload_reason:
+  description: Why pbs_mom was (or in check mode would be) reloaded - the file changed,
+    the running mom had not loaded the file (with the values it runs with), or
+    C(reload=always); C(null) when it was not.
+  returned: always
+  type: str
 alarm_sums:
   description: Sums of the alarms of the enabled hooks this mom has, by option
     (C(job_launch_delay) - execjob_prologue, C(sister_join_job_alarm) - execjob_begin);
@@ -160,8 +224,11 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
     enabled_alarms, read_hook_dir)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config import (
-    MomConfigValueError, MomLogWatcher, SECONDS_OPTIONS, apply_options, current_options,
-    normalize_value, process_alive, read_mom_pid, reload_mom)
+    MomLogWatcher, apply_options, current_options, last_config_read, process_alive,
+    read_mom_pid, reload_mom, running_differences)
+from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import (
+    MomConfigValueError, check_name, combination_problems, log_line, normalize_value,
+    same_value)
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
     module_pbs_paths, pbs_conf_argument_spec)
 
@@ -184,9 +251,13 @@ def reload_mode(value):
     return RELOAD_WORDS.get(str(value).strip().lower())
 
 
-def plan(options, state):
+def plan(options, state, unchecked=()):
     """``(desired, remove, expected_log)`` from the task or raise MomConfigValueError with
-    every problem (one per line)."""
+    every problem (one per line).
+
+    ``desired``: name -> list of line texts; ``remove``: names to drop;
+    ``expected_log``: the ``(object, id, value)`` lines the mom logs when it reads the
+    desired options (those whose value it logs), checked after SIGHUP."""
     desired = {}
     remove = set()
     expected = []
@@ -198,16 +269,59 @@ def plan(options, state):
             remove.add(name)
             continue
         try:
-            text = normalize_value(name, value)
+            text = normalize_value(name, value, unchecked)
         except MomConfigValueError as exc:
             problems.append(str(exc))
             continue
         desired[name] = text if isinstance(text, list) else [text]
-        if name in SECONDS_OPTIONS:
-            expected.append((name, text))
+        line = None if isinstance(text, list) or name in unchecked else log_line(name, text)
+        if line is not None:
+            expected.append(line)
     if problems:
         raise MomConfigValueError("\n".join(problems))
     return desired, remove, expected
+
+
+def check_unchecked_names(names):
+    """Raise MomConfigValueError unless each ``unchecked_options`` entry is a name."""
+    for name in names:
+        check_name(name, unchecked=(name,))
+
+
+def new_combination_problems(old_options, new_options):
+    """Problems of option combinations the new file has and the old one had not."""
+    old = set(combination_problems(old_options))
+    return [p for p in combination_problems(new_options) if p not in old]
+
+
+def show(value):
+    """A file or log value for a message: ``(not set)`` for None, lists joined."""
+    if value is None:
+        return "(not set)"
+    if isinstance(value, list):
+        return " | ".join(value)
+    return value
+
+
+def changes_text(old_options, new_options, names):
+    """``name old -> new`` for each of ``names`` whose file value changed, '' if none."""
+    return ", ".join("%s %s -> %s" % (n, show(old_options.get(n)), show(new_options.get(n)))
+                     for n in sorted(names) if old_options.get(n) != new_options.get(n))
+
+
+def file_state_text(path, summary, names, new_options):
+    """What the task did to the file, for messages: the changes, or that the file already
+    held the values (written by an earlier task or run)."""
+    if summary:
+        return "%s was changed by this task (%s)" % (path, summary)
+    held = ", ".join("%s %s" % (n, show(new_options.get(n))) for n in sorted(names))
+    return "%s was not changed by this task: it already held %s" % (path, held)
+
+
+def differences_text(differences):
+    return ", ".join("%s: pbs_mom runs with %s, the file has %s" % (
+        name, "its default" if running is None else running, show(in_file))
+        for name, running, in_file in differences)
 
 
 def write_atomically(module, path, data):
@@ -308,8 +422,10 @@ def main():
     argument_spec = dict(
         options=dict(type="dict", required=True),
         state=dict(type="str", default="present", choices=["present", "absent"]),
+        unchecked_options=dict(type="list", elements="str", default=[]),
         reload=dict(type="raw", default=True),
         reload_timeout=dict(type="int", default=30),
+        mom_not_running=dict(type="str", default="fail", choices=["fail", "warn"]),
         recover=dict(type="bool", default=True),
         lock_timeout=dict(type="int", default=60),
         path=dict(type="path"),
@@ -329,8 +445,10 @@ def main():
     if not params["options"]:
         module.fail_json(msg="options is empty: name at least one mom config option")
 
+    unchecked = tuple(params["unchecked_options"])
     try:
-        desired, remove, expected = plan(params["options"], params["state"])
+        check_unchecked_names(unchecked)
+        desired, remove, expected = plan(params["options"], params["state"], unchecked)
     except MomConfigValueError as exc:
         module.fail_json(msg="mom config not changed: %s" % exc)
 
@@ -340,95 +458,178 @@ def main():
     if not module.check_mode:
         lock_fd = acquire_lock(module, path, params["lock_timeout"])
     try:
-        run(module, params, paths, path, desired, remove, expected, mode)
+        run(module, params, paths, path, desired, remove, expected, mode, unchecked)
     finally:
         if lock_fd is not None:
             os.close(lock_fd)
 
 
-def run(module, params, paths, path, desired, remove, expected, mode):
-    existed = os.path.exists(path)
+def read_config_bytes(module, path):
+    """``(existed, bytes)`` of the config file; fails the module when it cannot be read."""
     try:
         with open(path, "rb") as handle:
-            old_bytes = handle.read()
+            return True, handle.read()
     except FileNotFoundError:
-        old_bytes = b""
+        return False, b""
     except (IOError, OSError) as exc:
         module.fail_json(msg="cannot read the mom config %s: %s. Run the task as root "
                              "(become: true) or fix path." % (path, exc))
+
+
+def running_mom(paths):
+    """The pid of the live pbs_mom (from mom.lock), or None."""
+    pid = read_mom_pid(paths.mom_lock)
+    return pid if pid is not None and process_alive(pid) else None
+
+
+def run(module, params, paths, path, desired, remove, expected, mode, unchecked):
+    existed, old_bytes = read_config_bytes(module, path)
     old_text = old_bytes.decode("utf-8", "surrogateescape")
-    new_text = apply_options(old_text, desired, remove)
+    new_text = apply_options(old_text, desired, remove,
+                             same=lambda name, old, new: same_value(name, old, new, unchecked))
     changed = new_text != old_text
+    old_options = current_options(old_text)
     new_options = current_options(new_text)
+    problems = new_combination_problems(old_options, new_options)
+    if problems:
+        module.fail_json(msg="mom config not changed: %s" % "; ".join(problems))
+    names = set(desired) | remove
+    summary = changes_text(old_options, new_options, names)
+    file_state = file_state_text(path, summary, names, new_options)
 
     sums, warnings = alarm_warnings(new_options, read_hook_dir(paths.mom_hooks_dir))
     for warning in warnings:
         module.warn(warning)
     result = dict(changed=changed, path=path, reloaded=False, options=new_options,
-                  alarm_sums=sums)
+                  alarm_sums=sums, reload_reason=None)
     if module._diff:
         result["diff"] = dict(before=old_text, after=new_text, before_header=path,
                               after_header=path)
 
-    want_reload = mode == "always" or (mode == "changed" and changed)
+    pid = running_mom(paths)
+    if mode != "never" and pid is None:
+        not_running(module, params, paths, path, new_text, changed, file_state, result)
+    differences = []
+    if pid is not None:
+        differences = stale_values(module, paths, new_options, names, changed)
+    reason = reload_reason(mode, changed, differences)
+    result["changed"] = changed or bool(differences) or mode == "always"
+    if mode == "never" and differences:
+        module.warn("%s; it reads the file at its next reload or start"
+                    % differences_text(differences))
     if module.check_mode:
-        if mode == "always":
-            result["changed"] = True
+        result["reload_reason"] = reason if mode != "never" else None
         module.exit_json(**result)
 
     if changed:
-        try:
-            write_atomically(module, path, new_text.encode("utf-8", "surrogateescape"))
-        except (IOError, OSError) as exc:
-            module.fail_json(msg="cannot write the mom config %s: %s. Run the task as root "
-                                 "(become: true)." % (path, exc))
-
-    if not want_reload:
+        write_config(module, path, new_text)
+    if mode == "never" or reason is None:
+        result["changed"] = changed or bool(differences)
         module.exit_json(**result)
-    pid = read_mom_pid(paths.mom_lock)
-    if pid is None or not process_alive(pid):
-        module.warn("pbs_mom is not running (no live pid in %s); it was not reloaded "
-                    "and reads %s when it starts" % (paths.mom_lock, path))
-        module.exit_json(**result)
+    result["reload_reason"] = reason
+    reload_and_verify(module, params, paths, pid, expected, dict(
+        changed=changed, existed=existed, old_bytes=old_bytes, old_text=old_text,
+        file_state=file_state, differences=differences), result)
 
+
+def not_running(module, params, paths, path, new_text, changed, file_state, result):
+    """The mom is not running: write the file (not in check mode), then fail or warn as
+    ``mom_not_running`` says; the values take effect at the mom's next start."""
+    if changed and not module.check_mode:
+        write_config(module, path, new_text)
+    text = ("pbs_mom is not running (no live pid in %s), so it was not reloaded: %s; the "
+            "values take effect at its next start" % (paths.mom_lock, file_state))
+    if params["mom_not_running"] == "fail":
+        result.pop("changed")
+        module.fail_json(msg=text + ". Start pbs_mom, or set mom_not_running=warn for a "
+                                    "node under maintenance.", changed=changed, **result)
+    module.warn(text)
+    module.exit_json(**result)
+
+
+def stale_values(module, paths, new_options, names, changed):
+    """Options the running mom holds differently from the (new) file, as
+    :func:`running_differences` gives them; warns when the mom's last config read is not
+    in its logs (and the file did not change: it is then reloaded anyway)."""
+    read_text = last_config_read(paths.mom_logs_dir)
+    if read_text is None:
+        if not changed:
+            module.warn("cannot tell which values pbs_mom runs with: none of its logs in %s "
+                        "shows a config read (start or SIGHUP)" % paths.mom_logs_dir)
+        return []
+    return running_differences(read_text, new_options, names)
+
+
+def reload_reason(mode, changed, differences):
+    """Why the mom is to be reloaded (text), or None when it is not."""
+    if changed:
+        return "the config file changed"
+    if differences:
+        return ("the running pbs_mom had not loaded the file (%s)"
+                % differences_text(differences))
+    if mode == "always":
+        return "reload: always"
+    return None
+
+
+def write_config(module, path, text):
+    try:
+        write_atomically(module, path, text.encode("utf-8", "surrogateescape"))
+    except (IOError, OSError) as exc:
+        module.fail_json(msg="cannot write the mom config %s: %s. Run the task as root "
+                             "(become: true)." % (path, exc))
+
+
+def reload_and_verify(module, params, paths, pid, expected, before, result):
+    """SIGHUP the mom and check it logged ``expected``; on failure restore and restart as
+    ``recover`` says. ``before``: what the file was (``existed``, ``old_bytes``,
+    ``old_text``), whether this task ``changed`` it, and the ``file_state`` text."""
     watcher = MomLogWatcher(paths.mom_logs_dir)
     try:
         ok, message = reload_mom(pid, watcher, expected, params["reload_timeout"])
     except OSError as exc:
         module.fail_json(msg="cannot send SIGHUP to pbs_mom pid %d: %s. Run the task "
-                             "as root (become: true)." % (pid, exc), **result)
+                             "as root (become: true); %s." % (pid, exc, before["file_state"]),
+                         **result)
     if ok:
         if message:
             module.warn(message)
         result["reloaded"] = True
-        if mode == "always":
-            result["changed"] = True
+        result["changed"] = True
         module.exit_json(**result)
 
     tail = watcher.tail()
     died = wait_for_exit(pid, EXIT_GRACE_SECONDS) if "rejected" in message \
         else not process_alive(pid)
+    changed = before["changed"]
     if not died:
         result.pop("changed")
-        module.fail_json(msg="%s. The mom still runs; the config file %s was %s. Check "
-                             "the mom log." % (message, path,
-                                               "changed" if changed else "not changed"),
+        module.fail_json(msg="%s. The mom still runs; %s. Check the mom log."
+                             % (message, before["file_state"]),
                          changed=changed, mom_log_tail=tail, **result)
+    restore_and_restart(module, params, paths, result["path"], message, before, tail, result)
 
+
+def restore_and_restart(module, params, paths, path, message, before, tail, result):
+    """The mom exited after SIGHUP: put the previous file back (when this task changed
+    it), start ``pbs_mom -p`` when ``recover`` is true, and fail saying what was done."""
+    changed = before["changed"]
     actions = []
     restored = changed
     if changed:
         try:
-            if existed:
-                write_atomically(module, path, old_bytes)
+            if before["existed"]:
+                write_atomically(module, path, before["old_bytes"])
             else:
                 os.unlink(path)
             actions.append("the previous %s was put back" % path)
-            result["options"] = current_options(old_text)
+            result["options"] = current_options(before["old_text"])
             changed = False
         except (IOError, OSError) as exc:
             actions.append("putting the previous %s back FAILED (%s)" % (path, exc))
             restored = False
+    else:
+        actions.append("%s was not changed by this task and was left as it is" % path)
     restarted = False
     if params["recover"]:
         restarted, text = restart_mom(module, paths, params["reload_timeout"])

@@ -86,7 +86,7 @@ def test_unknown_option_message_lists_valid_names(home):
 
 def test_seconds_message_names_the_seed_section(home):
     code, result = run(home, options={"job_launch_delay": 0}, reload="never")
-    assert "PP-928 interface 4" in result["msg"] and ">= 1" in result["msg"]
+    assert "PP-928 interface 4" in result["msg"] and "whole seconds 1-86400" in result["msg"]
 
 
 def test_set_replaces_in_place_appends_keeps_other_lines(home):
@@ -128,11 +128,12 @@ def test_absent_and_null_remove_lines(home):
 
 
 def test_list_value_writes_repeated_option(home):
-    code, result = run(home, reload="never", options={"clienthost": ["pbs-server", "pbs-backup"]})
-    text = home.config.read_bytes()
-    assert text.count(b"$clienthost ") == 2
-    assert text.index(b"$clienthost pbs-server\n") < text.index(b"# site comment") + 100
-    assert result["options"]["clienthost"] == ["pbs-server", "pbs-backup"]
+    # $clienthost names must resolve on the mom's host (addclient() fails otherwise)
+    code, result = run(home, reload="never", options={"clienthost": ["localhost", "127.0.0.1"]})
+    assert code == 0, result
+    assert home.config.read_bytes() == ORIGINAL.replace(
+        b"$clienthost pbs-server\n", b"$clienthost localhost\n") + b"$clienthost 127.0.0.1\n"
+    assert result["options"]["clienthost"] == ["localhost", "127.0.0.1"]
 
 
 def test_new_file_gets_mode_0644(home):
@@ -271,7 +272,29 @@ def test_reload_fails_when_the_mom_does_not_log(home, mom):
     assert "catch_hup" in result["mom_log_tail"]
 
 
-def test_no_running_mom_warns(home):
+def test_no_running_mom_fails_saying_the_file_changed_and_when_it_takes_effect(home):
     code, result = run(home, options={"job_launch_delay": 45})
-    assert code == 0 and result["reloaded"] is False
-    assert any("not running" in w for w in result["warnings"])
+    assert code == 1 and result["reloaded"] is False and result["changed"] is True
+    assert "pbs_mom is not running" in result["msg"]
+    assert "take effect at its next start" in result["msg"]
+    assert "was changed by this task (job_launch_delay 20 -> 45)" in result["msg"]
+    assert b"$job_launch_delay 45\n" in home.config.read_bytes()
+
+    code, result = run(home, options={"job_launch_delay": 45})
+    assert code == 1 and result["changed"] is False
+    assert "was not changed by this task: it already held job_launch_delay 45" in result["msg"]
+
+
+def test_no_running_mom_is_a_warning_with_mom_not_running_warn(home):
+    code, result = run(home, options={"job_launch_delay": 45}, mom_not_running="warn")
+    assert code == 0 and result["reloaded"] is False and result["changed"] is True
+    assert any("not running" in w and "take effect at its next start" in w
+               for w in result["warnings"])
+    assert b"$job_launch_delay 45\n" in home.config.read_bytes()
+
+
+def test_reload_never_does_not_look_for_the_mom(home):
+    code, result = run(home, options={"job_launch_delay": 45}, reload="never")
+    assert code == 0 and result["changed"] is True
+    # (warnings of earlier tests stay in the list: only this PBS_HOME counts)
+    assert not [w for w in result["warnings"] if str(home.root) in w], result["warnings"]
