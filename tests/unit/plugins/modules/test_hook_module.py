@@ -1,6 +1,7 @@
 """hpc.pbs.hook with qmgr faked at the process boundary (run_command)."""
 import json
 import os
+import sys
 
 import pytest
 from ansible.module_utils.basic import AnsibleModule
@@ -323,3 +324,145 @@ def test_bad_input_creates_nothing(pbs, args):
     code, result = run(pbs, **args)
     assert code == 1 and result["msg"]
     assert ("hook", "h7") not in pbs.objects and not pbs.writes()
+
+
+# --- preflight: the body is compiled (and loaded where pbs_python can) before anything ----
+
+SYNTAX_ERROR_BODY = "import pbs\ne = pbs.event(\ne.accept()\n"
+NAME_ERROR_BODY = "import pbs\nlimit = undefined_setting\npbs.event().accept()\n"
+ENABLED_HOOK = {"type": "site", "enabled": "true", "event": "queuejob", "user": "pbsadmin",
+                "alarm": "30", "order": "1", "debug": "false", "fail_action": "none"}
+
+# A pbs_python for unit tests: ``--hook ... <script>`` runs the script with a minimal
+# ``pbs`` module (event().accept()/reject() end the hook with SystemExit, as PBS's do),
+# anything else goes to this Python, as the real one hands its arguments to its Python.
+FAKE_PBS_PYTHON = '''#!%s
+import os, sys, types
+args = sys.argv[1:]
+if args[:1] != ["--hook"]:
+    os.execv(sys.executable, [sys.executable] + args)
+with open(os.path.join(os.path.dirname(args[args.index("-i") + 1]), "argv"), "w") as f:
+    f.write(" ".join(args))
+pbs = types.ModuleType("pbs")
+class Event(object):
+    type = 1
+    def accept(self):
+        raise SystemExit(0)
+    reject = accept
+pbs.event = Event
+pbs.hook_config_filename = os.environ.get("PBS_HOOK_CONFIG_FILE")
+sys.modules["pbs"] = pbs
+exec(compile(open(args[-1]).read(), args[-1], "exec"), {"__name__": "builtins"})
+'''
+# A plain Python behind a pbs_python wrapper (as the mock's is): no hook mode.
+PLAIN_PBS_PYTHON = '''#!/bin/sh
+exec %s "$@"
+'''
+
+
+def install_pbs_python(pbs, text):
+    os.makedirs(os.path.dirname(pbs.qmgr_path), exist_ok=True)
+    path = os.path.join(os.path.dirname(pbs.qmgr_path), "pbs_python")
+    with open(path, "w") as handle:
+        handle.write(text % sys.executable if "%s" in text else text)
+    os.chmod(path, 0o755)
+    return path
+
+
+def test_syntax_error_is_refused_before_anything_with_file_line_and_message(pbs):
+    code, result = run(pbs, **new_hook_args(body=SYNTAX_ERROR_BODY))
+    assert code == 1, result
+    assert "h1.PY line 2" in result["msg"] and "was never closed" in result["msg"]
+    assert "Nothing was changed" in result["msg"]
+    assert not pbs.writes() and ("hook", "h1") not in pbs.objects
+
+
+def test_syntax_error_leaves_a_live_hook_its_body_and_enabled_state(pbs):
+    pbs.add("hook", "h1", dict(ENABLED_HOOK), body=BODY.encode())
+    code, result = run(pbs, name="h1", body=SYNTAX_ERROR_BODY, enabled=True)
+    assert code == 1 and "line 2" in result["msg"]
+    assert not pbs.writes() and pbs.hook_file("h1", "PY") == BODY.encode()
+    assert pbs.objects[("hook", "h1")]["enabled"] == "true"
+
+
+def test_body_src_is_named_in_the_syntax_error(pbs, tmp_path):
+    src = tmp_path / "site_hook.py"
+    src.write_text("def f(:\n    pass\n")
+    code, result = run(pbs, name="h1", body_src=str(src), events=["queuejob"])
+    assert code == 1 and "%s line 1" % src in result["msg"] and not pbs.writes()
+
+
+def test_compile_uses_pbs_python_where_it_exists(pbs):
+    path = install_pbs_python(pbs, PLAIN_PBS_PYTHON)
+    code, result = run(pbs, **new_hook_args(body=SYNTAX_ERROR_BODY))
+    assert code == 1 and path in result["msg"]
+    assert pbs.interpreter_calls[0][:2] == [path, "-S"]
+
+
+def test_unchanged_body_is_not_preflighted(pbs):
+    run(pbs, **new_hook_args())
+    pbs.interpreter_calls[:] = []
+    code, result = run(pbs, **new_hook_args())
+    assert code == 0 and result["changed"] is False and "preflight" not in result
+    assert pbs.interpreter_calls == []
+
+
+def test_import_time_error_is_refused_where_pbs_python_loads_hooks(pbs):
+    install_pbs_python(pbs, FAKE_PBS_PYTHON)
+    pbs.add("hook", "h1", dict(ENABLED_HOOK), body=BODY.encode())
+    code, result = run(pbs, name="h1", body=NAME_ERROR_BODY, events=["queuejob"])
+    assert code == 1, result
+    assert "fails when pbs_python loads it (queuejob event" in result["msg"]
+    assert "line 2" in result["msg"] and "NameError: name 'undefined_setting'" in result["msg"]
+    assert not pbs.writes() and pbs.hook_file("h1", "PY") == BODY.encode()
+
+
+def test_a_good_body_is_loaded_with_its_event_and_new_config_then_goes_live(pbs):
+    install_pbs_python(pbs, FAKE_PBS_PYTHON)
+    body = ("import json, pbs\n"
+            "settings = json.load(open(pbs.hook_config_filename))\n"
+            "assert settings == {'alpha': 1}, settings\n"
+            "if __name__ == 'builtins':\n"
+            "    raise RuntimeError('event code must not run at the preflight')\n")
+    code, result = run(pbs, **new_hook_args(body=body, config={"alpha": 1},
+                                            events=["periodic", "execjob_launch"]))
+    assert code == 0, result
+    assert result["preflight"]["loaded"] is True
+    assert result["preflight"]["load_event"] == "execjob_launch"  # periodic has no input form
+    assert pbs.objects[("hook", "h1")]["enabled"] == "true"
+    code, result = run(pbs, name="h1", config={"alpha": 2})
+    assert code == 1 and "AssertionError: {'alpha': 2}" in result["msg"]  # body checked with it
+    assert json.loads(pbs.hook_file("h1", "CF")) == {"alpha": 1}
+
+
+def test_pbs_python_without_hook_mode_compiles_only_and_says_so(pbs):
+    install_pbs_python(pbs, PLAIN_PBS_PYTHON)
+    code, result = run(pbs, **new_hook_args(body=NAME_ERROR_BODY))
+    assert code == 0, result
+    assert result["preflight"]["compiled"] is True and result["preflight"]["loaded"] is False
+    assert "no hook mode" in result["preflight"]["not_loaded_because"]
+
+
+def test_a_pbs_python_that_cannot_run_the_load_fails_the_task_unchanged(pbs):
+    install_pbs_python(pbs, '#!/bin/sh\ncase "$1" in --hook) echo "pbs_python: Unable to open '
+                            'logfile" >&2; exit 1;; esac\nexec %s "$@"\n')
+    code, result = run(pbs, **new_hook_args())
+    assert code == 1 and "Unable to open logfile" in result["msg"] and result["rc"] == 1
+    assert not pbs.writes() and ("hook", "h1") not in pbs.objects
+
+
+def test_hook_is_left_disabled_when_the_server_does_not_hold_the_imported_body(pbs, monkeypatch):
+    real_import = pbs.do_import
+
+    def truncating_import(words):
+        out = real_import(words)
+        path = os.path.join(pbs.hooks_dir, "h1.PY")
+        if os.path.exists(path):
+            with open(path, "wb") as handle:
+                handle.write(b"import pbs\n")
+        return out
+    monkeypatch.setattr(pbs, "do_import", truncating_import)
+    code, result = run(pbs, **new_hook_args())
+    assert code == 1 and "left disabled" in result["msg"] and "body" in result["msg"]
+    assert pbs.objects[("hook", "h1")]["enabled"] == "false"
+    assert len(pbs.writes()) == 1
