@@ -63,7 +63,8 @@ class MomConfig:
 
     ``ok`` bool; ``options`` {name: [value, ...]} of accepted ``$`` lines;
     ``statics`` {name: value}; ``sister_join_job_alarm`` / ``job_launch_delay`` int
-    seconds or None when not set; ``max_check_poll`` / ``min_check_poll`` ints."""
+    seconds or None when not set; ``max_check_poll`` / ``min_check_poll`` ints;
+    ``max_poll_downtime`` int seconds or None when not set."""
 
     def __init__(self):
         self.ok = True
@@ -73,6 +74,7 @@ class MomConfig:
         self.job_launch_delay = None
         self.max_check_poll = MAX_CHECK_POLL_DEFAULT
         self.min_check_poll = MIN_CHECK_POLL_DEFAULT
+        self.max_poll_downtime = None
 
     @property
     def alps_client(self):
@@ -167,6 +169,8 @@ class _Parser:
             self._event(pbslog.PBSEVENT_SYSTEM, pbslog.OBJ_SERVER,
                         "idle_avail" if name == "kbd_idle" else name, value)
             number, _ = _strtol(value)
+            if name == "max_poll_downtime" and number and number > 0:
+                self.config.max_poll_downtime = number
             return bool(number and number > 0)
         if name == "restricted":
             self._event(pbslog.PBSEVENT_SYSTEM, pbslog.OBJ_SERVER, "restricted", value)

@@ -24,6 +24,7 @@ from mockpbs.mom.hooks import HookStore
 from mockpbs.mom.jobstart import JobStarter
 
 DEFAULT_ALARM = 30   # PP-928 interfaces 3/4: no hook of the event -> 30 seconds
+PBS_MAX_POLL_DOWNTIME = 300   # seconds: $max_poll_downtime when never set (include/job.h)
 HELLO_RETRY = 2.0
 
 
@@ -67,6 +68,12 @@ class Mom:
         self.config = momconfig.MomConfig()
         self.joinjob_alarm_time = None      # None = derive from hooks ("-1" in mom_main.c)
         self.job_launch_delay_time = None
+        # $max_poll_downtime in seconds. As in mom_main.c, a reload never resets it: a line
+        # removed from the config leaves the last value set in force until the mom restarts.
+        self.max_poll_downtime = PBS_MAX_POLL_DOWNTIME
+        # When this mom's connection to its peers came up (time.time()), the mock's stand-in
+        # for pbs_comm's net_restore_handler(): set when the mom starts listening.
+        self.net_up_time = None
         self.vnode_definitions = {}         # from mom_priv/config.d ($configversion 2 files)
         self.jobs = JobStarter(self)
         self.servers = []
@@ -88,6 +95,8 @@ class Mom:
             return False
         self.joinjob_alarm_time = self.config.sister_join_job_alarm
         self.job_launch_delay_time = self.config.job_launch_delay
+        if self.config.max_poll_downtime is not None:
+            self.max_poll_downtime = self.config.max_poll_downtime
         self.vnode_definitions = vnodedefs.read_config_d(os.path.join(self.priv, "config.d"), self.log)
         return True
 
@@ -157,6 +166,7 @@ class Mom:
         self._log_cpus()
         self.servers.append(wire.serve(self.address, self.service_port, self.dispatch_service))
         self.servers.append(wire.serve(self.address, self.im_port, self.dispatch_im))
+        self.net_up_time = time.time()
         self.log.record(pbslog.PBSEVENT_SYSTEM | pbslog.PBSEVENT_ADMIN, "Fil", "pbs_mom",
                         "Version %s, started, initialization type = 0" % mockpbs.PBS_VERSION)
         self.log.svr(pbslog.PBSEVENT_SYSTEM, "pbs_mom", "Mom pid = %d ready, using ports Server:%d MOM:%d RM:%d"

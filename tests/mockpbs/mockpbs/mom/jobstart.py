@@ -24,7 +24,9 @@ Primary mom (``run_job``), in order:
    subjob gets ``PBS_ARRAY_INDEX``/``PBS_ARRAY_ID``),
    ``mom_job_started``; while it runs the sisters are polled every
    :attr:`JobStarter.poll_interval` seconds: a lost sister is ignored when
-   ``tolerate_node_failures=all`` and kills the job (requeued) otherwise (interface 1);
+   ``tolerate_node_failures=all``; otherwise it kills the job (requeued) once it has
+   stayed lost for more than ``$max_poll_downtime`` seconds (see
+   :meth:`JobStarter.sister_lost`; interface 1);
    on exit ``delete_job`` to sisters and ``mom_job_obit`` (with the job's ``run_count``,
    so the server can tell an obit of an earlier run; ``mom_job_requeue`` carries it too).
 
@@ -65,6 +67,9 @@ HOOK_REJECT_CODE = 15169
 LATE_ACK_GRACE = 3600    # seconds a prologue request stays open after $job_launch_delay
 POLL_INTERVAL = 5        # seconds between two polls of the sisters of a running job
 POLL_TIMEOUT = 10        # seconds a polled sister has to answer
+# Seconds the mom's connection to its peers must have been up before a lost sister may
+# kill a job (COMM_MATURITY_TIME, include/mom_func.h): a young connection is not trusted.
+COMM_MATURITY_TIME = 60
 TASK_TIMEOUT = 24 * 3600  # seconds the primary waits for a task forwarded to a sister
 # Task manager error numbers and names (OpenPBS include/tm_.h, get_ecname()).
 TM_ESYSTEM = 17000
@@ -73,8 +78,9 @@ TM_ENOTFOUND = 17006
 TM_ERROR_NAMES = {17000: "TM_ESYSTEM", 17001: "TM_ENOEVENT", 17002: "TM_ENOTCONNECTED",
                   17003: "TM_EUNKNOWNCMD", 17004: "TM_ENOTIMPLEMENTED",
                   17005: "TM_EBADENVIRONMENT", 17006: "TM_ENOTFOUND", 17007: "TM_BADINIT"}
-# log_joberr() writes ERROR|ADMIN|JOB (PBSEVENT_FORCE is not part of the written field).
-JOB_ERROR_CLASS = pbslog.PBSEVENT_ERROR | pbslog.PBSEVENT_ADMIN | pbslog.PBSEVENT_JOB
+# log_joberr() writes PBSEVENT_ERROR | PBSEVENT_FORCE, which the log shows as 0001
+# (src/lib/Liblog/pbs_log.c; seen in a real mom's log).
+JOB_ERROR_CLASS = pbslog.PBSEVENT_ERROR
 
 
 def tolerates_failures(job, running=False):
@@ -211,6 +217,7 @@ class JobRecord:
         self.prologue_replies = {}        # host -> exec_prologue reply, filled even when late
         self.late_prologue_hosts = []     # hosts failed only for not answering in time
         self.lost_hosts = []              # sisters lost while the job ran (tolerated)
+        self.lost_since = {}              # host -> time.time() it was first found lost (hn_eof_ts)
         self.node_failure = None          # host whose loss killed the job
         self.begun = False                # this mom's execjob_begin hooks accepted the job
         self.poll_stop = threading.Event()
@@ -234,6 +241,7 @@ class JobStarter:
         self.lock = threading.Lock()
         self.poll_interval = POLL_INTERVAL
         self.poll_timeout = POLL_TIMEOUT
+        self.comm_maturity = COMM_MATURITY_TIME
 
     # ---------------------------------------------------------------- hooks
     def _log_hook_result(self, result):
@@ -850,22 +858,56 @@ class JobStarter:
                     self._im(host, {"op": "poll_job", "jobid": jobid}, self.poll_timeout)
                 except wire.WireError:
                     self.sister_lost(record, host)
+                else:
+                    record.lost_since.pop(host, None)   # it answers again: the count restarts
 
     def sister_lost(self, record, host):
-        """A sister stopped answering while the job runs: ignored with
-        ``tolerate_node_failures=all``; otherwise the job is killed and, once its
-        program is gone, requeued (``mom_job_requeue``) instead of ending with an obit."""
+        """A poll of sister ``host`` failed while the job runs (OpenPBS ``im_eof()`` on the
+        primary, ``src/resmom/mom_comm.c``), checked in this order:
+
+        1. ``tolerate_node_failures=all``: ignored for good (DEBUG3 line);
+        2. lost for at most ``$max_poll_downtime`` seconds (counted from the first failed
+           poll since it last answered): ``not killing job yet``, polled again;
+        3. this mom's connection up for at most ``comm_maturity`` seconds: ``due to
+           pbs_comm down/recently established, not killing job``, polled again;
+        4. otherwise the job is killed (:meth:`_kill_for_lost_sister`) and, once its
+           program is gone, requeued (``mom_job_requeue``) instead of ending with an obit."""
         jobid = record.job["id"]
         if tolerates_failures(record.job, running=True):
             record.lost_hosts.append(host)
-            self.mom.log.job(pbslog.PBSEVENT_JOB, jobid,
+            self.mom.log.job(pbslog.PBSEVENT_DEBUG3, jobid,
                              "ignoring lost communication with %s as job is tolerant of node failures" % host)
             return
         if record.node_failure is not None:
             return
+        now = time.time()
+        lost_for = now - record.lost_since.setdefault(host, now)
+        if lost_for <= self.mom.max_poll_downtime:
+            self.mom.log.job(JOB_ERROR_CLASS, jobid,
+                             "im_eof, lost communication with %s, not killing job yet" % host)
+        elif not self._comm_is_mature(now):
+            self.mom.log.job(JOB_ERROR_CLASS, jobid, "im_eof, lost connection to %s due to pbs_comm "
+                             "down/recently established, not killing job" % host)
+        else:
+            self._kill_for_lost_sister(record, host)
+
+    def _comm_is_mature(self, now):
+        """``is_comm_up(COMM_MATURITY_TIME)``: this mom's connection has been up for more
+        than ``comm_maturity`` seconds at ``now`` (time.time())."""
+        up_since = self.mom.net_up_time
+        return up_since is not None and now - up_since > self.comm_maturity
+
+    def _kill_for_lost_sister(self, record, host):
+        """Kill the job's program for sister ``host``, lost too long (``node_bailout()``,
+        then ``job_over_limit()``'s ``node EOF``: the job will be requeued)."""
+        jobid = record.job["id"]
         record.node_failure = host
         record.poll_stop.set()
-        self.mom.log.job(JOB_ERROR_CLASS, jobid, "im_eof, lost communication with %s, killing job now" % host)
+        node = exec_hosts(record.job).index(host)   # its index in the job's host list
+        self.mom.log.job(JOB_ERROR_CLASS, jobid, "im_eof, lost communication with %s for > %d secs, killing job now"
+                         % (host, self.mom.max_poll_downtime))
+        self.mom.log.job(JOB_ERROR_CLASS, jobid, "node_bailout, POLL failed from node %d" % node)
+        self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "node EOF %d (%s)" % (node, host))
         self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "kill_job")
         process = record.process
         if process is not None and process.poll() is None:
