@@ -1331,6 +1331,12 @@ class ServerCore:
                     node["last_used_time"] = str(_now())
                 self._refresh_node_state(node)
 
+    def _job_slots_in_use(self, jobid):
+        """``{natural vnode: {job index}}`` held by the jobs other than ``jobid`` that hold
+        nodes (running or exiting), for the exec_host of a job placed now."""
+        return scheduler.job_slots_in_use(other.get("exec_host") for other in self.state.jobs.values()
+                                          if other.get("id") != jobid and other.get("job_state") in ("R", "E"))
+
     def _release_nodes(self, job):
         seen = set()
         for chunk in selectspec.parse_exec_vnode(job.get("exec_vnode", "")):
@@ -1387,7 +1393,8 @@ class ServerCore:
                     considered.add(candidate["id"])
                     try:
                         placed = scheduler.place_job(candidate["schedselect"],
-                                                     candidate["Resource_List"].get("place"), self.state.nodes)
+                                                     candidate["Resource_List"].get("place"), self.state.nodes,
+                                                     self._job_slots_in_use(candidate["id"]))
                     except selectspec.SelectSpecError:
                         placed = None
                     if placed is None:
@@ -1651,11 +1658,8 @@ class ServerCore:
             self._release_nodes(job)
             job["exec_vnode"] = new_vnode
 
-            def host_of(vnode):
-                node = self.state.nodes.get(vnode, {})
-                return node.get("resources_available.host", vnode)
-
-            job["exec_host"] = scheduler.exec_host_from_exec_vnode(new_vnode, host_of)
+            job["exec_host"] = scheduler.exec_host_from_exec_vnode(
+                new_vnode, scheduler.natural_vnode_of(self.state.nodes), self._job_slots_in_use(job["id"]))
             job["schedselect"] = new_select
             resources = job["Resource_List"]
             resources["select"] = new_select

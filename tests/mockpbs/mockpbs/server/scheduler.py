@@ -4,8 +4,9 @@
 honoured: ``scatter``/``vscatter`` one chunk per host/vnode, ``pack`` every chunk on one
 host, ``free`` anywhere; enough free ``ncpus``/``mem``; ``excl`` wants idle vnodes) and
 builds ``exec_vnode``/``exec_host`` the way PBS writes them:
-``(mom1:ncpus=1)+(mom2:ncpus=2:mem=1048576kb)`` and ``mom1/0+mom2/0*2`` (the index counts
-the job's chunks per host, ``*N`` only when ncpus is not 1). A chunk no single vnode
+``(mom1:ncpus=1)+(mom2:ncpus=2:mem=1048576kb)`` and ``mom1/0+mom2/0*2`` (the host is
+the mom's natural vnode, the index the lowest job index free on that mom, ``*N`` only
+when ncpus is not 1). A chunk no single vnode
 holds may be split over the vnodes of one multi-vnode mom:
 ``(hostA[0]:ncpus=2+hostA[1]:ncpus=1)``, exec_host ``hostA/0*0``.
 
@@ -123,9 +124,10 @@ def _span_host(host_vnodes, trial, chunk_resources, exclusive):
     return None
 
 
-def place_job(schedselect, place, nodes):
+def place_job(schedselect, place, nodes, used_slots=None):
     """Place ``schedselect`` (select text) with ``place`` (e.g. ``"scatter:excl"``) on
-    ``nodes`` (ordered ``{name: flat attribute dict}``).
+    ``nodes`` (ordered ``{name: flat attribute dict}``); ``used_slots``: the moms' job
+    indices other jobs hold (:func:`exec_host_from_exec_vnode`).
 
     Hosts are tried in the order of their first vnode; on a host a chunk goes to the first
     vnode that holds it whole, else it is split over several vnodes of that host
@@ -189,26 +191,53 @@ def place_job(schedselect, place, nodes):
         return None
     exec_vnode = "+".join("(%s)" % "+".join(_piece_text(name, amounts) for name, amounts in pieces)
                           for pieces in placed)
-    exec_host = exec_host_from_exec_vnode(exec_vnode, host_of)
+    exec_host = exec_host_from_exec_vnode(exec_vnode, natural_vnode_of(nodes), used_slots)
     return exec_vnode, exec_host, [pieces[0][0] for pieces in placed]
 
 
-def exec_host_from_exec_vnode(exec_vnode, host_of):
+def exec_host_from_exec_vnode(exec_vnode, host_of, used_slots=None):
     """Regenerate exec_host from exec_vnode as the server does (release_nodes_semantics.md
-    section 4): ``host/<per-host chunk index>``, ``*<ncpus>`` for a single-vnode chunk
-    (``*1`` left out), ``*0`` for a chunk spanning several vnodes."""
+    section 4; OpenPBS set_nodes/add_job_index_to_mom): ``host/<index>``, ``*<ncpus>`` for
+    a single-vnode chunk (``*1`` left out), ``*0`` for a chunk spanning several vnodes.
+
+    ``host_of(vnode)`` names the natural vnode of the vnode's mom. Each chunk takes the
+    lowest job index of that mom free in ``used_slots`` (``{natural vnode: {index, ...}}``
+    held by the other running jobs, see :func:`job_slots_in_use`; None: no other job)
+    and not yet taken by an earlier chunk of the job: a second single-chunk job on a mom
+    is ``vm/1`` (transcript h), a job's two chunks on one mom ``vm/0+vm/1``."""
     entries = []
-    counters = {}
+    taken = {}
     for chunk in selectspec.parse_exec_vnode(exec_vnode):
         host = host_of(chunk[0][0])
-        index = counters.get(host, 0)
-        counters[host] = index + 1
+        busy = taken.setdefault(host, set(used_slots.get(host, ())) if used_slots else set())
+        index = next(i for i in range(len(busy) + 1) if i not in busy)
+        busy.add(index)
         if len(chunk) > 1:
             entries.append("%s/%d*0" % (host, index))
             continue
         ncpus = dict(chunk[0][1]).get("ncpus", "1")
         entries.append("%s/%d%s" % (host, index, "" if ncpus == "1" else "*%s" % ncpus))
     return "+".join(entries)
+
+
+def job_slots_in_use(exec_hosts):
+    """``{natural vnode: {job index, ...}}`` held by the given exec_host strings (those
+    of the jobs that hold nodes): ``["vm/0+vm-m2/0*2"]`` -> ``{"vm": {0}, "vm-m2": {0}}``."""
+    slots = {}
+    for exec_host in exec_hosts:
+        for entry in (exec_host or "").split("+"):
+            host, _, rest = entry.partition("/")
+            index = rest.split("*")[0]
+            if host and index.isdigit():
+                slots.setdefault(host, set()).add(int(index))
+    return slots
+
+
+def natural_vnode_of(nodes):
+    """``name -> natural vnode name`` (the mom's own vnode, which names it in exec_host)
+    over ``nodes`` (``{name: flat attribute dict}``, ``_natural`` set on the vnodes a
+    multi-vnode mom reports)."""
+    return lambda name: nodes.get(name, {}).get("_natural") or name
 
 
 class Scheduler:
