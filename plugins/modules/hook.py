@@ -14,12 +14,26 @@ description:
   - Reads with C(qmgr -c "list hook|pbshook NAME") and compares the body and config byte
     for byte with C(PBS_HOME/server_priv/hooks/NAME.PY) / C(NAME.CF) (C(qmgr export) when
     those files cannot be read).
-  - Writes every change of the task in ONE C(qmgr -a) invocation fed on stdin, ordered so
-    that no hook is ever enabled without its body - C(create hook NAME) and
-    C(enabled = false) (a new hook is enabled by default), C(event) (setting it can reset
-    C(user), C(fail_action) and C(freq), which are set after it), the other attributes,
-    C(import ... application/x-python), C(import ... application/x-config), and
-    C(enabled = true) last. C(-a) makes qmgr stop at the first rejected command.
+  - Before anything is written, a body that would go live (a new body, or the current one
+    when only the config changes) is preflighted on the PBS server host. It is compiled
+    by the interpreter PBS runs hooks with (C(PBS_EXEC/bin/pbs_python), else the Python
+    running the module); a syntax error fails the task with the file, line and message.
+    Where C(pbs_python) has its hook mode (C(pbs_python --hook), as in OpenPBS), the body
+    is also loaded by it once, with the real C(pbs) module, an empty event of the hook's
+    first event (C(queuejob) when it has none; C(periodic) has no such event) and the new
+    or current config as C(pbs.hook_config_filename); an exception at module level (a
+    C(NameError), a failed import) fails the task. The body is loaded with C(__name__)
+    other than C(builtins), so code under C(if __name__ == "builtins":) is not run; a hook
+    without that guard runs its event code once against the empty event. A failed
+    preflight changes nothing (hook list, body, config, enabled state).
+  - Writes the changes in C(qmgr -a) invocations fed on stdin (C(-a) makes qmgr stop at
+    the first rejected command), ordered so that no hook is ever enabled without its body
+    - C(create hook NAME) and C(enabled = false) (a new hook is enabled by default),
+    C(event) (setting it can reset C(user), C(fail_action) and C(freq), which are set
+    after it), the other attributes, C(import ... application/x-python),
+    C(import ... application/x-config); then, when the task enables the hook after an
+    import, the body and config on the server are compared with what was imported and
+    C(enabled = true) is set in a second invocation only when they match.
   - Events, names, values and the config are validated before qmgr runs, so a bad task
     creates nothing. A JSON config is parsed first because qmgr imports a broken file
     with exit code 0.
@@ -28,7 +42,8 @@ description:
 version_added: "0.1.0"
 author: hpc.pbs developers (@hpc-pbs)
 requirements:
-  - jsonschema (Python library on the managed host, only for O(config_schema))
+  - jsonschema (Python library on the controller, only for O(config_schema); the
+    collection's requirement)
 extends_documentation_fragment:
   - hpc.pbs.pbs
 options:
@@ -150,8 +165,12 @@ options:
   config_schema:
     description:
       - A JSON Schema (dict, draft of its C($schema), else draft 2020-12) the config must
-        satisfy; checked with the Python C(jsonschema) library on the managed host
-        before anything is written. With it the config is always parsed as JSON.
+        satisfy, checked before anything is written. With it the config is always parsed
+        as JSON.
+      - The check runs on the controller (the action plugin of this module, with the
+        validation of the C(hpc.pbs.json_schema_errors) filter; O(config_src) is read from
+        the managed host for it), so the PBS server needs no C(jsonschema). The module
+        run on its own checks it on the managed host, where it then needs C(jsonschema).
     type: dict
   config_src:
     description:
@@ -203,8 +222,34 @@ hook:
   sample: {"type": "site", "enabled": "true", "event": "queuejob,execjob_launch",
            "user": "pbsadmin", "alarm": "30", "order": "1", "debug": "false",
            "fail_action": "none"}
+preflight:
+  description: How the body that goes live with this task was checked before anything
+    was written; absent when no body goes live (unchanged body and config, pbshook).
+  returned: when a body was checked
+  type: dict
+  sample: {"interpreter": "/opt/pbs/bin/pbs_python", "python_version": "3.11.2",
+           "compiled": true, "loaded": true, "load_event": "queuejob"}
+  contains:
+    interpreter:
+      description: The interpreter that compiled (and loaded) the body.
+      type: str
+    python_version:
+      description: Its Python version.
+      type: str
+    compiled:
+      description: Always true (a body that does not compile fails the task).
+      type: bool
+    loaded:
+      description: Whether pbs_python loaded the body once.
+      type: bool
+    load_event:
+      description: The event type of the empty event the body was loaded with.
+      type: str
+    not_loaded_because:
+      description: Why the body was not loaded (no pbs_python, or one without hook mode).
+      type: str
 commands:
-  description: The qmgr commands fed on stdin (in check mode the ones that would run;
+  description: The qmgr commands fed on stdin, each invocation ending with C(list) (in check mode the ones that would run;
     temporary file names are then shown as C(<temporary file>)).
   returned: always
   type: list
