@@ -21,6 +21,9 @@ EXTRA_TESTS = {"plugins/modules/": ("tests/unit/test_module_docs.py",)}
 PRODUCT_DIRS = ("plugins/module_utils", "plugins/modules", "files/hooks")
 # No pytest plugin autoload (testinfra, platformdirs: no unit test uses them): ~0.5 s a mutant.
 PYTEST = "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -x -q -p no:cacheprovider"
+# mutmut 2.x kills a mutant's tests after 10 times the baseline (the whole unit suite, about
+# 80 s); a mutant's own tests take seconds, so a mutant that hangs is given 10 x this.
+MUTANT_BASELINE_S = 20.0
 IMPORT_OF_UTIL = re.compile(r"plugins\.module_utils(?:\.(\w+)|\s+import\s+\(?([\w\s,]+?)\)?\s*$)", re.M)
 
 
@@ -113,4 +116,6 @@ def tests_for(path):
 
 def pre_mutation(context):
     """mutmut hook: test the mutant of ``context.filename`` with its own tests only."""
-    context.config.test_command = runner(tests_for(os.path.normpath(context.filename)))
+    config = context.config
+    config.baseline_time_elapsed = min(config.baseline_time_elapsed, MUTANT_BASELINE_S)
+    config.test_command = runner(tests_for(os.path.normpath(context.filename)))
