@@ -5,6 +5,7 @@ Three moms; hooks are installed per test and removed afterwards. Jobs are short.
 """
 import os
 import sys
+import time
 
 import pytest
 
@@ -82,17 +83,6 @@ def running_two_node_job(cluster, tolerate, seconds=40):
     attrs = pbsjobs.wait_job(cluster, jobid, lambda a: a.get("substate") == "42", 60, "running")
     assert pbsjobs.hosts_of(attrs["exec_host"]) == ["mom1", "mom2"]
     return jobid
-
-
-@pytest.mark.openpbs_differs("a job_start-tolerant running job that loses a sister logs 'im_eof, lost communication with mom2, not killing job yet' and keeps running")
-def test_pp928_i1_job_start_job_killed_and_requeued_when_a_sister_is_lost_while_running(clean):
-    jobid = running_two_node_job(clean, "job_start")
-    clean.stop_mom("mom2")
-    pbsjobs.wait_for(lambda: any("im_eof, lost communication with mom2" in l and "killing job now" in l
-                                 for l in pbsjobs.job_log_lines(clean, "mom1", jobid)),
-                     60, "the primary to kill the job")
-    pbsjobs.wait_for(lambda: "R" in pbsjobs.record_types(clean, jobid), 30, "the job requeued (R record)")
-    assert "E" not in pbsjobs.record_types(clean, jobid)
 
 
 def test_pp928_i1_all_job_survives_a_sister_lost_while_running(clean):
@@ -261,3 +251,47 @@ def test_pp928_i9_bad_event_message_lists_execjob_resize(clean):
         "execjob_preterm,execjob_end,exechost_periodic,execjob_launch,exechost_startup,execjob_attach,"
         "execjob_resize,execjob_abort,execjob_postsuspend,execjob_preresume or \"\" for no event\n"
         "qmgr: hook error returned from server\n")
+
+
+# ------------------------------------------------------------------ interface 1, last (see its docstring)
+
+MAX_POLL_DOWNTIME = 4   # seconds: $max_poll_downtime of mom1 in the lost-sister test
+NOT_KILLING_YET = "im_eof, lost communication with mom2, not killing job yet"
+
+
+def log_time(line):
+    """Seconds since the epoch of a PBS log line (``MM/DD/YYYY HH:MM:SS;...``)."""
+    return time.mktime(time.strptime(line.split(";", 1)[0], "%m/%d/%Y %H:%M:%S"))
+
+
+def test_pp928_i1_job_start_job_outlives_a_lost_sister_for_max_poll_downtime(clean):
+    """OpenPBS's im_eof(): a running job_start job whose sister is lost keeps running
+    ('not killing job yet', at every poll) until the sister has been lost for more than
+    $max_poll_downtime seconds (300 by default; 4 here, and polls every 1-2 s through
+    $min_check_poll/$max_check_poll), then it is killed and requeued. A mom whose
+    connection is younger than 60 s says 'pbs_comm down/recently established' instead
+    of killing, so the kill may come a little later: the test runs last in the module,
+    when the moms have been up long enough for that not to cost a minute."""
+    pbsjobs.set_mom_config(clean, "mom1", {"max_poll_downtime": MAX_POLL_DOWNTIME,
+                                           "min_check_poll": 1, "max_check_poll": 2})
+    try:
+        jobid = running_two_node_job(clean, "job_start", seconds=300)
+        clean.stop_mom("mom2")
+        pbsjobs.wait_for(lambda: any(l.endswith(";" + NOT_KILLING_YET) for l in pbsjobs.job_log_lines(
+            clean, "mom1", jobid)), 30, "the primary to notice the lost sister")
+        assert pbsjobs.qstat_f(clean, jobid).get("substate") == "42"
+        killed = "im_eof, lost communication with mom2 for > %d secs, killing job now" % MAX_POLL_DOWNTIME
+        pbsjobs.wait_for(lambda: any(l.endswith(";" + killed) for l in pbsjobs.job_log_lines(clean, "mom1", jobid)),
+                         120, "the primary to kill the job")
+        lines = pbsjobs.job_log_lines(clean, "mom1", jobid)
+        first_notice = next(l for l in lines if l.endswith(";" + NOT_KILLING_YET))
+        kill = next(l for l in lines if l.endswith(";" + killed))
+        assert lines.index(first_notice) < lines.index(kill)
+        assert log_time(kill) - log_time(first_notice) >= MAX_POLL_DOWNTIME, (first_notice, kill)
+        assert ";0001;pbs_mom;Job;%s;%s" % (jobid, NOT_KILLING_YET) in first_notice
+        pbsjobs.wait_for(lambda: "R" in pbsjobs.record_types(clean, jobid), 60, "the job requeued (R record)")
+        types = pbsjobs.record_types(clean, jobid)
+        assert "E" not in types[:types.index("R")], types
+    finally:
+        # A reload never resets $max_poll_downtime: put the default back explicitly.
+        pbsjobs.set_mom_config(clean, "mom1", {"max_poll_downtime": 300})
