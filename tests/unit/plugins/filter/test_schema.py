@@ -211,3 +211,18 @@ def test_bad_input_fails_before_any_module_runs(playbook_env, extra_vars, messag
     assert "Install the reliable_job_startup hook with its config" not in output
     assert "Set $job_launch_delay" not in output
     assert "cannot read pbs.conf" not in output
+
+
+def test_missing_jsonschema_on_the_controller_raises_a_filter_error(monkeypatch):
+    from ansible_collections.hpc.pbs.plugins.module_utils import json_schema
+    monkeypatch.setattr(json_schema, "jsonschema", None)
+    with pytest.raises(AnsibleFilterError, match="needs jsonschema on the controller"):
+        json_schema_errors({"a": 1}, {"type": "object"})
+
+
+def test_the_filter_is_the_shared_validation():
+    from ansible_collections.hpc.pbs.plugins.module_utils.json_schema import schema_errors
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1,
+                                                     "description": "count"}}}
+    assert json_schema_errors({"n": 0}, schema) == schema_errors({"n": 0}, schema) == [
+        "n: 0 is less than the minimum of 1 (count)"]
