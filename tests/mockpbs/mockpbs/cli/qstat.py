@@ -285,7 +285,8 @@ def print_table(jobs):
     for job in jobs:
         user = job.get("Job_Owner", "").split("@")[0]
         used = job.get("resources_used", {}).get("cput", "0")
-        sys.stdout.write("%-16.16s  %-16.16s %-16.16s  %8.8s %1.1s %-5.5s\n"
+        # OpenPBS qstat.c: "%-17s %-16s %-16s  %8s %1s %-16s" (the queue padded to 16).
+        sys.stdout.write("%-16.16s  %-16.16s %-16.16s  %8.8s %1.1s %-16.16s\n"
                          % (job["id"], job.get("Job_Name", ""), user, used, job.get("job_state", ""),
                             job.get("queue", "")))
 
