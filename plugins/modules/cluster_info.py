@@ -61,7 +61,8 @@ options:
       - "Hook files of moms as their own C(gather=[hook_files]) call reported them:
         C({MOM: health.hook_files.mom}). Compared with this host's C(server_priv/hooks):
         a mom whose copy of a server hook differs, or lacks a file of a hook in
-        O(required_hooks), is a problem (kind C(hook_files))."
+        O(required_hooks), is a problem (kind C(hook_files)). A mom given as C(null)
+        (its own call failed) is not compared."
     type: dict
     default: {}
   required_hooks:
@@ -386,7 +387,6 @@ def held_job_problems(held_jobs):
 def mom_hook_differences(server_files, mom_files, required_hooks):
     """Sorted ``NAME.EXT`` of the server's hook files a mom holds another copy of, or
     lacks although its hook is required (or the mom has other files of that hook)."""
-    mom_files = mom_files or {}
     mom_hooks = set(entry.rsplit(".", 1)[0] for entry in mom_files)
     expected = set(mom_hooks) | set(required_hooks)
     return sorted(entry for entry, digest in server_files.items()
@@ -398,6 +398,8 @@ def hook_file_problems(server_files, mom_hook_files, required_hooks):
     if server_files is None:
         return found
     for mom, mom_files in sorted(mom_hook_files.items()):
+        if mom_files is None:
+            continue
         differs = mom_hook_differences(server_files, mom_files, required_hooks)
         if differs:
             found.append(problem("hook_files", mom, "mom %s: hook files differ from the server's: %s"

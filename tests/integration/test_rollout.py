@@ -4,6 +4,11 @@ Every test runs the real ``ansible-playbook`` over SSH against one 4-mom cluster
 scope) and then looks at the cluster itself: node state and comment on the server
 (``qmgr list node``), ``mom_priv/config`` and the mom logs. Each test rolls out its own
 tunable values, so that the mom log lines it counts are its own.
+
+The tests before the health gate's run without a canary batch (``rollout_canary_hosts=0``)
+and without the gate (``--skip-tags health_gate``, through ``ANSIBLE_SKIP_TAGS``): the
+gate costs a few module calls per batch, which CI's time budget cannot give to every
+rollout here; the health gate tests at the end run the playbook as a site runs it.
 """
 import json
 import os
@@ -122,7 +127,8 @@ class BackgroundPlaybook:
 
 def rollout_vars(value, **more):
     extra = {"mom_tunables_job_launch_delay": value, "mom_tunables_sister_join_job_alarm": value,
-             "rollout_batch_size": 2, "rollout_drain_poll": 1, "rollout_reload_timeout": 20}
+             "rollout_batch_size": 2, "rollout_drain_poll": 1, "rollout_reload_timeout": 20,
+             "rollout_canary_hosts": 0}
     extra.update(more)
     return extra
 
@@ -138,8 +144,15 @@ def assert_done(cluster, mom, value):
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory):
+def gate_env(tmp_path_factory):
+    """The environment of a site's run: every part of the playbook, the health gate too."""
     return ansible_env(tmp_path_factory.mktemp("ansible"))
+
+
+@pytest.fixture(scope="module")
+def env(gate_env):
+    """The environment of the tests that do not look at the health gate: without it."""
+    return dict(gate_env, ANSIBLE_SKIP_TAGS="health_gate")
 
 
 # ------------------------------------------------------------------ tests
@@ -406,7 +419,8 @@ def test_drain_timeout_and_hook_config_verified_on_every_mom(pbs_cluster, env):
 def rjs_vars(value, **more):
     """Rollout settings with the tunables given as reliable_job_startup_* (site.yml's variables)."""
     extra = {"reliable_job_startup_job_launch_delay": value, "reliable_job_startup_sister_join_job_alarm": value,
-             "rollout_batch_size": 2, "rollout_drain_poll": 1, "rollout_reload_timeout": 20}
+             "rollout_batch_size": 2, "rollout_drain_poll": 1, "rollout_reload_timeout": 20,
+             "rollout_canary_hosts": 0}
     extra.update(more)
     return extra
 
@@ -441,3 +455,83 @@ def test_check_mode_recap_says_would_be_done(pbs_cluster, env):
         assert attrs["state"] == "free" and "comment" not in attrs, (mom, attrs)
         assert mom_config_lines(cluster, mom, "job_launch_delay") == ["$job_launch_delay 23"]
     assert "Batch 1 summary: would be done 2 (mom1, mom2)" in out, out
+
+
+# ------------------------------------------------------------------ health gate and canary batch
+# Run last, on the same cluster (values 25, 26), as a site runs the playbook: canary batch
+# and health gate by default. The problem appears while the canary batch drains mom1 (a
+# job holds it, after the gate's first look and before its second): deterministic.
+
+def node_problem_during_canary(cluster, gate_env, settings, make_problem, tag):
+    """Run the rollout with ``settings`` (drain on, canary mom1 holding a job) and call
+    ``make_problem()`` while the canary batch waits for mom1 to drain; ``(rc, output)``."""
+    release = "/home/pbsuser/release-gate-%s-%d" % (tag, os.getpid())
+    jobid = submit_held_job(cluster, "mom1", release, "gate-%s" % tag)
+    run = BackgroundPlaybook(playbook_argv(cluster.inventory, ROLLOUT, settings), gate_env)
+    try:
+        run.read_until(r'"Batch 1 \(canary\): mom1')
+        wait_until(lambda: node_attributes(cluster, "mom1").get("comment", "").startswith("hpc.pbs rollout ")
+                   and "offline" in node_attributes(cluster, "mom1")["state"], "mom1 offline by the rollout")
+        make_problem()
+    finally:
+        cluster.exec(SERVER, ["touch", release], user="pbsuser", check=True)
+    rc, out, _ = run.finish()
+    wait_until(lambda: job_output(cluster, jobid), "output of job %s" % jobid)
+    return rc, out
+
+
+def test_health_gate_stops_before_the_next_batch_and_names_the_vnode(pbs_cluster, gate_env):
+    cluster = pbs_cluster
+    before = {mom: mom_config_lines(cluster, mom, "job_launch_delay") for mom in MOMS}
+
+    def stop_mom3():
+        cluster.stop_mom("mom3")
+        wait_until(lambda: "down" in node_attributes(cluster, "mom3")["state"], "mom3 down on the server")
+
+    settings = rollout_vars(25, rollout_canary_hosts=1, rollout_drain=True)
+    try:
+        rc, out = node_problem_during_canary(cluster, gate_env, settings, stop_mom3, "stop")
+    finally:
+        cluster.start_mom("mom3")
+    assert rc != 0, out
+    assert "Batch 1 summary: done 1 (mom1), failed 0, skipped 0" in out, out
+    seen = re.search(r"Health gate after batch 1: 1 new problem\(s\) \(at most 0 allowed\): (vnode mom3 is [^\"]*)",
+                     out)
+    assert seen and "down" in seen.group(1), out
+    stop = "health gate after batch 1: 1 new problem(s), more than rollout_health_max_new_problems=0: vnode mom3 is"
+    assert '"Batch 2: mom2, mom3 (not started: %s' % stop in out, out
+    assert "Stopped: %s" % stop in out, out
+    assert_done(cluster, "mom1", 25)
+    for mom in ("mom2", "mom4"):  # never touched
+        assert "%s: skipped rollout stopped: %s" % (mom, stop) in out, out
+        attrs = node_attributes(cluster, mom)
+        assert attrs["state"] == "free" and "comment" not in attrs, (mom, attrs)
+        assert mom_config_lines(cluster, mom, "job_launch_delay") == before[mom]
+        assert mom_log_count(cluster, mom, "job_launch_delay", 25) == 0
+    wait_mom_up(cluster, "mom3")
+
+
+def test_health_gate_threshold_lets_one_new_problem_pass(pbs_cluster, gate_env, pbs_backend):
+    if pbs_backend != "mock":
+        pytest.skip("CI time: the gate's stop is checked on real OpenPBS, its threshold on the mock")
+    cluster = pbs_cluster
+    mark = [QMGR, "-c", "set node mom3 comment = 'disk check by ops'"]
+    settings = rollout_vars(26, rollout_canary_hosts=1, rollout_drain=True, rollout_health_max_new_problems=1)
+    try:
+        rc, out = node_problem_during_canary(
+            cluster, gate_env, settings,
+            lambda: [cluster.exec(SERVER, argv, check=True) for argv in (
+                mark, [QMGR, "-c", "set node mom3 state += offline"])], "threshold")
+    finally:
+        cluster.exec(SERVER, [QMGR, "-c", "set node mom3 state -= offline"], check=True)
+        cluster.exec(SERVER, [QMGR, "-c", "unset node mom3 comment"], check=True)
+    assert rc == 0, out
+    order = [m.group(1) for m in re.finditer(r'"Batch (\d+ \(canary\)|\d+): ', out)]
+    assert order == ["1 (canary)", "2", "3"], out
+    assert '"Batch 1 (canary): mom1 ' in out and '"Batch 2: mom2, mom3 ' in out and '"Batch 3: mom4 ' in out, out
+    assert ("Health gate after batch 1: 1 new problem(s) (at most 1 allowed): vnode mom3 is offline "
+            "(comment: disk check by ops)") in out, out
+    assert "Health gate after batch 2: 0 new problem(s)" in out, out
+    assert "mom3: done left offline: it was offline before the rollout" in out, out
+    for mom in ("mom1", "mom2", "mom4"):
+        assert_done(cluster, mom, 26)
