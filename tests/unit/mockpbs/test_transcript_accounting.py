@@ -25,6 +25,14 @@ space counts), with two substitutions: the epoch times (``ctime``, ``qtime``, ``
 ``start``, ``end``) become ``<time>`` and the job ids are mapped to the mock's (its
 numbers start at 0).
 
+Where the transcript shows the job's server log lines (g, both sessions), the mock's
+lines of the job are compared with them at the end, field by field (event class,
+daemon, object type, object name, message), all of them for a ``grep``, the last ones
+for a ``| tail -15``; not compared: the repeated ``Received the same SID`` (a real mom's
+periodic status update) and the pruning's ``clearing job``/``deallocating`` lines (with
+both moms on one host real PBS credits every vnode to the first mom's host, a set-up
+the mock cluster never has).
+
 Not replayed: job 18 of g_reliable_job_startup_2nodes (its ``R`` record follows a
 requeue caused by two moms sharing one host name, a set-up the mock cluster never
 has), and job 15 of j_second_mom_same_host (``place=scatter`` over two vnodes of one
@@ -45,21 +53,24 @@ from mockpbs.server import testing
 TIME_FIELDS = ("ctime", "qtime", "etime", "start", "end")
 MOM_RESOURCES = {"ncpus": "2", "host": "vm"}
 
-Replay = collections.namedtuple("Replay", "transcript command jobid qsub_argv records")
+Replay = collections.namedtuple("Replay", "transcript command jobid qsub_argv records server_log")
 REPLAYS = {
     "g_one_mom": Replay("g_reliable_job_startup.txt",
                         "tail -n +40 /var/spool/pbs/server_priv/accounting/20261121 | grep '12.vm'",
                         "12.vm", ["-l", "select=1:ncpus=1", "-l", "site=1:ncpus=1",
-                                  "-W", "tolerate_node_failures=job_start", "--", "/bin/sleep", "20"], 3),
+                                  "-W", "tolerate_node_failures=job_start", "--", "/bin/sleep", "20"], 3,
+                        "tail -n +1574 /var/spool/pbs/server_logs/20261121 | grep -E "
+                        "'12.vm|rjs_hook|queuejob hook|select spec'"),
     "g_two_moms_pruned": Replay(
         "g_reliable_job_startup_2nodes.txt", "grep -F ';17.vm;' /var/spool/pbs/server_priv/accounting/$(date +%Y%m%d)",
         "17.vm", ["-l", "select=1:ncpus=1+2:ncpus=1", "-l", "site=1:ncpus=1+1:ncpus=1", "-l", "place=free",
-                  "-W", "tolerate_node_failures=job_start", "--", "/bin/sleep", "15"], 5),
+                  "-W", "tolerate_node_failures=job_start", "--", "/bin/sleep", "15"], 5,
+        "grep -F '17.vm' /var/spool/pbs/server_logs/$(date +%Y%m%d) | tail -15"),
     "h_job_array": Replay("h_job_arrays.txt", "grep -F ';14[' /var/spool/pbs/server_priv/accounting/$(date +%Y%m%d)",
-                          "14[].vm", ["-J", "1-3", "--", "/bin/sleep", "5"], 9),
+                          "14[].vm", ["-J", "1-3", "--", "/bin/sleep", "5"], 9, None),
     "j_vscatter_two_moms": Replay(
         "j_second_mom_same_host.txt", "grep -F '16.vm' /var/spool/pbs/server_priv/accounting/$(date +%Y%m%d)",
-        "16.vm", ["-l", "select=2:ncpus=1", "-l", "place=vscatter", "--", "/bin/sleep", "10"], 3),
+        "16.vm", ["-l", "select=2:ncpus=1", "-l", "place=vscatter", "--", "/bin/sleep", "10"], 3, None),
 }
 # h ran before the second mom was added (j): one mom then.
 MOMS_OF = {"g_one_mom": ("vm",), "h_job_array": ("vm",)}
@@ -164,6 +175,8 @@ def mock_side(request, tmp_path, monkeypatch):
             moms = [testing.FakeMom(address, name, daemon.address, resources=dict(MOM_RESOURCES),
                                     verdict=lambda job: None) for name, address in zip(names, addresses)]
             made.append((daemon, moms))
+            # Set by the session of transcript g before its jobs: finished jobs stay listed.
+            assert testing.run_cli(qmgr.main, ["-c", "set server job_history_enable = True"])[0] == 0
             for mom in moms:
                 rc, _, err = testing.run_cli(qmgr.main, ["-c", "create node %s Mom=%s" % (mom.name, mom.address)])
                 assert rc == 0, err
@@ -204,8 +217,17 @@ def drive(side, record, records, ids):
     elif record.type == "s":
         side.pruned(jobid, record)
     wait_for_record(side, record, ids)
-    if record.type == "S" and not record.jobid.endswith("[].vm"):
+    if starts_the_program(record, records):
         side.started(jobid, field_value(end_record_of(records, record.jobid), "session"))
+
+
+def starts_the_program(record, records):
+    """True when the mom reports the job started (its session id) after ``record``: after
+    the ``s`` record of a pruned job (its launch hook ran first), else after its ``S``."""
+    if record.jobid.endswith("[].vm"):
+        return False
+    pruned = any(r.type == "s" and r.jobid == record.jobid for r in records)
+    return record.type == ("s" if pruned else "S")
 
 
 @pytest.mark.parametrize("name", sorted(REPLAYS))
@@ -230,3 +252,43 @@ def test_accounting_records_match_the_transcript_field_by_field(mock_side, name)
         compared += 1
     assert compared == replay.records
     assert len(side.records()) == replay.records
+    if replay.server_log:
+        expected = expected_server_log(replay, ids)
+        got = server_log_lines(side, ids(replay.jobid))
+        if "| tail -" in replay.server_log:
+            # The block shows the last lines only: the mock's last lines must be those.
+            got = got[-len(expected):]
+        assert got == expected
+
+
+def log_fields(line, ids=None):
+    """(event class, daemon, object type, object name, message) of a log line, the job
+    ids mapped through ``ids``."""
+    fields = line.split(";", 1)[1].split(";", 4)
+    if ids is not None:
+        fields[3] = ids(fields[3])
+        fields[4] = re.sub(r"\b\d+\.vm\b", lambda m: ids(m.group(0)), fields[4])
+    return tuple(fields)
+
+
+def comparable(fields):
+    """Whether the replay compares a server log line (see the module docstring)."""
+    message = fields[4]
+    return not (message.startswith("Received the same SID as before")
+                or message.startswith(("clearing job ", "deallocating ")))
+
+
+def expected_server_log(replay, ids):
+    """The transcript's server log lines of the job (module docstring), as fields."""
+    out = next(b[1] for b in blocks(replay.transcript) if b[0] == replay.server_log)
+    jobid = replay.jobid
+    lines = [log_fields(l, ids) for l in out.splitlines() if jobid in l]
+    return [f for f in lines if comparable(f)]
+
+
+def server_log_lines(side, jobid):
+    lines = []
+    for path in sorted(glob.glob(os.path.join(side.daemon.core.state.pbs_home, "server_logs", "*"))):
+        with open(path) as handle:
+            lines += [l.rstrip("\n") for l in handle if re.search(r"\b%s\b" % re.escape(jobid), l)]
+    return [f for f in map(log_fields, lines) if comparable(f)]

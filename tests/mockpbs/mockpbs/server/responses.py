@@ -34,6 +34,9 @@ TOLERATE_VALUES = ("all", "job_start", "none")
 PBS_HOOK_ORDER_RANGE = (-1000, 2000)
 SITE_HOOK_ORDER_RANGE = (1, 1000)
 RUN_JOB_TIMEOUT = 10.0
+# The exiting substates (EXITING, STAGEOUT, STAGEDEL, EXITED) a job passes after its obit,
+# each logged as "Updated job state to 69 and substate to N" (transcript g).
+OBIT_SUBSTATES = ("50", "51", "52", "53")
 REQUEUE_EXIT_STATUS = -16   # what PBS wrote in the R record of a hook-requested rerun (transcript g)
 # job_run_wait=execjob_hook: seconds the scheduler waits for the mom's verdict on one job
 # (requeue = rejected, mom_job_started = accepted); pbs_runjob's own limit is 600 s.
@@ -1023,6 +1026,7 @@ class ServerCore:
             state.jobs[jobid] = job
             if indices is not None:
                 self._create_subjobs(job, indices, attrs["array_indices_submitted"])
+            self._log_state_change(job)
             self.log.job(pbslog.PBSEVENT_DEBUG2, jobid, "enqueuing into %s, state %s hop 1" % (queue, job["job_state"]))
             self.log.job(pbslog.PBSEVENT_JOB, jobid,
                          "Job Queued at request of %s@%s, owner = %s, job name = %s, queue = %s"
@@ -1331,17 +1335,25 @@ class ServerCore:
                     node["last_used_time"] = str(_now())
                 self._refresh_node_state(node)
 
+    def _log_state_change(self, job):
+        """OpenPBS svr_setjobstate's line: the state letter's code and the substate."""
+        self.log.job(pbslog.PBSEVENT_DEBUG3, job["id"], "Updated job state to %d and substate to %s"
+                     % (ord(job["job_state"]), job["substate"]))
+
     def _job_slots_in_use(self, jobid):
         """``{natural vnode: {job index}}`` held by the jobs other than ``jobid`` that hold
         nodes (running or exiting), for the exec_host of a job placed now."""
         return scheduler.job_slots_in_use(other.get("exec_host") for other in self.state.jobs.values()
                                           if other.get("id") != jobid and other.get("job_state") in ("R", "E"))
 
-    def _release_nodes(self, job):
+    def _release_nodes(self, job, log_clearing=False):
+        """Give the job's vnodes back. ``log_clearing``: log ``clearing job ... from node
+        ...`` per vnode, as OpenPBS deallocate_job() does when released sisters report
+        after release_nodes() (transcript g); a job's end or requeue logs no such line."""
         seen = set()
         for chunk in selectspec.parse_exec_vnode(job.get("exec_vnode", "")):
             for name, _ in chunk:
-                if name not in seen:
+                if log_clearing and name not in seen:
                     seen.add(name)
                     self.log.record(pbslog.PBSEVENT_DEBUG2, pbslog.OBJ_NODE, name,
                                     "clearing job %s from node %s" % (job["id"], name))
@@ -1655,7 +1667,7 @@ class ServerCore:
                 raise PbsError(models.PBSE_BADATVAL, str(exc))
             job["exec_vnode_acct"] = job.get("exec_vnode")
             job["exec_host_acct"] = job.get("exec_host")
-            self._release_nodes(job)
+            self._release_nodes(job, log_clearing=True)
             job["exec_vnode"] = new_vnode
 
             job["exec_host"] = scheduler.exec_host_from_exec_vnode(
@@ -1726,6 +1738,9 @@ class ServerCore:
                          % (mom_run, server_run, job.get("job_state"), job.get("substate")))
             if mom_run < server_run:
                 return {"ignored": True}
+            for substate in OBIT_SUBSTATES:
+                self.log.job(pbslog.PBSEVENT_DEBUG3, jobid, "Updated job state to %d and substate to %s"
+                             % (ord("E"), substate))
             exit_status = message.get("exit_status", 0)
             job["resources_used"] = {k: str(v) for k, v in (message.get("resources_used") or {}).items()}
             end = _now()
