@@ -532,8 +532,9 @@ def combination_problems(options):
         actions = options.get("action") or []
         actions = actions if isinstance(actions, list) else [actions]
         if not any(a.split()[:1] == ["restart"] and "!" in a for a in actions):
-            problems.append("restart_transmogrify true needs an action 'restart TIMEOUT "
-                            "!script' line: pbs_mom exits without one")
+            problems.append("restart_transmogrify true is refused: pbs_mom exits without "
+                            "an action 'restart TIMEOUT !script' line; accepted: false, or "
+                            "true with such an action line")
     return problems
 
 

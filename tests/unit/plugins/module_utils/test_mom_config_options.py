@@ -169,7 +169,7 @@ def test_combinations_the_mom_refuses_or_replaces():
     [problem] = opts.combination_problems({"min_check_poll": "200"})
     assert "min_check_poll 200 is above max_check_poll 120" in problem
     [problem] = opts.combination_problems({"restart_transmogrify": "true"})
-    assert "needs an action 'restart TIMEOUT !script' line" in problem
+    assert "without an action 'restart TIMEOUT !script' line; accepted: " in problem
     assert opts.combination_problems({"restart_transmogrify": "true",
                                       "action": ["restart 30 !restart.sh"]}) == []
 

@@ -298,3 +298,91 @@ def test_reload_never_does_not_look_for_the_mom(home):
     assert code == 0 and result["changed"] is True
     # (warnings of earlier tests stay in the list: only this PBS_HOME counts)
     assert not [w for w in result["warnings"] if str(home.root) in w], result["warnings"]
+
+
+def mom_log(home):
+    logs = home.root / "mom_logs"
+    return "".join((logs / name).read_text() for name in sorted(os.listdir(str(logs))))
+
+
+# The hostile-input report's cases: refused before any write, no signal to the mom.
+REFUSED_BEFORE_ANY_WRITE = [
+    {"max_check_poll": "abc"}, {"restrict_user": "maybe"}, {"usecp": "nocolon"},
+    {"prologalarm": 0}, {"cputmult": 0}, {"job_launch_delay": 10 ** 25},
+    {"min_check_poll": 500}, {"restart_transmogrify": True}, {"configversion": 2},
+]
+
+
+@pytest.mark.parametrize("options", REFUSED_BEFORE_ANY_WRITE,
+                         ids=[next(iter(o)) for o in REFUSED_BEFORE_ANY_WRITE])
+def test_refused_values_leave_the_file_and_the_mom_alone(home, mom, options):
+    proc = mom()
+    before = os.stat(str(home.config))
+    code, result = run(home, options=dict(options, job_launch_delay=options.get("job_launch_delay", 45)))
+    assert code == 1, result
+    assert result["msg"].startswith("mom config not changed: ")
+    assert "accepted" in result["msg"] or "unchecked_options" in result["msg"], result["msg"]
+    assert home.config.read_bytes() == ORIGINAL
+    assert os.stat(str(home.config)).st_ino == before.st_ino
+    assert mom_log(home) == "" and proc.poll() is None        # never sent SIGHUP
+
+
+def test_unchecked_options_are_written_as_given(home):
+    code, result = run(home, reload="never", options={"configversion": 2},
+                       unchecked_options=["configversion"])
+    assert code == 0 and result["changed"] is True, result
+    assert home.config.read_bytes().endswith(b"$configversion 2\n")
+    code, result = run(home, reload="never", options={"x": 1}, unchecked_options=["bad name"])
+    assert code == 1 and "is not an option name" in result["msg"]
+
+
+def test_a_file_written_but_not_reloaded_is_reloaded_on_the_next_run(home, mom):
+    proc = mom()
+    code, result = run(home, options={"job_launch_delay": 30})
+    assert code == 0 and result["reloaded"] is True, result
+    # an interrupted run: the file says 45, the mom still runs with 30
+    code, result = run(home, options={"job_launch_delay": 45}, reload="never")
+    assert code == 0 and result["changed"] is True and result["reloaded"] is False
+    assert any("job_launch_delay: pbs_mom runs with 30, the file has 45" in w
+               for w in result["warnings"]), result["warnings"]
+    # check mode says it would reload, without doing it
+    code, result = run(home, options={"job_launch_delay": 45}, check_mode=True)
+    assert result["changed"] is True and "had not loaded the file" in result["reload_reason"]
+    assert mom_log(home).count("job_launch_delay;45") == 0
+
+    code, result = run(home, options={"job_launch_delay": 45})
+    assert code == 0, result
+    assert result["changed"] is True and result["reloaded"] is True
+    assert result["reload_reason"] == ("the running pbs_mom had not loaded the file "
+                                       "(job_launch_delay: pbs_mom runs with 30, the file has 45)")
+    assert ";pbs_mom;Svr;job_launch_delay;45" in mom_log(home)
+
+    code, result = run(home, options={"job_launch_delay": 45})
+    assert result["changed"] is False and result["reloaded"] is False
+    assert result["reload_reason"] is None and proc.poll() is None
+
+
+def test_an_option_removed_from_the_file_but_still_running_is_reloaded(home, mom):
+    mom()
+    code, result = run(home, options={"job_launch_delay": 30, "sister_join_job_alarm": 60})
+    assert code == 0 and result["reloaded"] is True, result
+    code, result = run(home, options={"sister_join_job_alarm": None}, reload="never")
+    assert result["changed"] is True
+    code, result = run(home, options={"sister_join_job_alarm": None})
+    assert code == 0 and result["changed"] is True and result["reloaded"] is True, result
+    assert "sister_join_job_alarm: pbs_mom runs with 60, the file has (not set)" \
+        in result["reload_reason"]
+    code, result = run(home, options={"sister_join_job_alarm": None})
+    assert result["changed"] is False
+
+
+def test_a_frozen_mom_after_an_earlier_write_says_the_file_was_not_changed_by_this_task(home, mom):
+    code, result = run(home, options={"job_launch_delay": 45}, reload="never")
+    assert result["changed"] is True
+    mom("frozen")
+    code, result = run(home, options={"job_launch_delay": 45}, reload="always", reload_timeout=1)
+    assert code == 1 and result["changed"] is False
+    assert "did not log job_launch_delay;45" in result["msg"]
+    assert ("was not changed by this task: it already held job_launch_delay 45"
+            in result["msg"]), result["msg"]
+    assert "The mom still runs" in result["msg"]
