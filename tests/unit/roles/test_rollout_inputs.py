@@ -98,7 +98,8 @@ def test_bad_tunable(fake_pbs, option, value):
     assert_nothing_touched(fake_pbs, rc, output, recap)
 
 
-@pytest.mark.parametrize("name", ["rollout_drian", "rollout_batchsize", "mom_tunables_reload_timout"])
+@pytest.mark.parametrize("name", ["rollout_drian", "rollout_batchsize", "mom_tunables_reload_timout",
+                                  "rollout_canary_host", "rollout_health_max_problems"])
 def test_unknown_option(fake_pbs, name):
     rc, output, recap = run_rollout(fake_pbs, dict(GOOD, **{name: 1}))
     assert re.search(r"rollout: unknown variable\(s\) %s;" % name, output), output
@@ -111,8 +112,21 @@ def test_unknown_hook_config_key(fake_pbs):
     assert_nothing_touched(fake_pbs, rc, output, recap)
 
 
-@pytest.mark.parametrize("extra", [{"rollout_max_fail_percentage": 101}, {"rollout_drain_timeout": 0}])
+@pytest.mark.parametrize("extra", [{"rollout_max_fail_percentage": 101}, {"rollout_drain_timeout": 0},
+                                   {"rollout_canary_hosts": -1}, {"rollout_canary_hosts": "one"},
+                                   {"rollout_canary_hosts": 1.5}, {"rollout_health_max_new_problems": -1},
+                                   {"rollout_health_max_new_problems": "many"}])
 def test_bad_rollout_limits(fake_pbs, extra):
     rc, output, recap = run_rollout(fake_pbs, dict(GOOD, **extra))
     assert "rollout_max_fail_percentage" in output and "must be N or N%" in output, output
     assert_nothing_touched(fake_pbs, rc, output, recap)
+
+
+@pytest.mark.parametrize("extra", [{"rollout_canary_hosts": 0, "rollout_health_max_new_problems": 3},
+                                   {"rollout_canary_hosts": 2, "rollout_health_max_new_problems": 0}])
+def test_new_gate_variables_are_known_and_accepted(fake_pbs, extra):
+    """The canary and health gate variables pass the input checks: the run reaches the fake
+    PBS (its qmgr, which fails), as the control case does."""
+    rc, output, recap = run_rollout(fake_pbs, dict(GOOD, **extra))
+    assert "unknown variable" not in output and "must be N or N%" not in output, output
+    assert fake_pbs["calls"].exists(), output
