@@ -1,0 +1,122 @@
+"""Tags per part on site.yml and audit.yml, and the playbooks of the built collection run
+by their names (``ansible-playbook hpc.pbs.site``), as README's "Running on a real
+cluster" shows them.
+
+No cluster: ``--list-tasks`` and ``--syntax-check`` only read the playbooks (a few seconds
+in all). The audit run by its name against a cluster is in test_audit.py.
+"""
+import os
+import re
+import subprocess
+import sys
+import tarfile
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from test_rollout import REPO, ansible_env  # noqa: E402
+
+BIN = os.path.dirname(sys.executable)
+PARTS = ("server_hook", "mom_tunables", "scheduler", "cray_atom", "cgroup_resize")
+# Ansible itself adds this task, tagged "always", to each role of a play's roles: list;
+# cgroup_resize.yml and cray_atom.yml use roles:, and their plays only run with their
+# site_* variable (the when of the import).
+ARG_SPEC_TASK = "Validating arguments against arg spec"
+INVENTORY = "[pbs_server]\npbs-server\n\n[pbs_mom]\nmom1\nmom2\n"
+TASK_LINE = re.compile(r"^ {6}(?P<name>.+?)\tTAGS: \[(?P<tags>[^\]]*)\]$")
+
+
+def run(argv, env, cwd=REPO):
+    """Run an ansible command; CompletedProcess (text, stdout and stderr joined)."""
+    return subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, stdin=subprocess.DEVNULL, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    return ansible_env(tmp_path_factory.mktemp("ansible"))
+
+
+@pytest.fixture(scope="module")
+def inventory(tmp_path_factory):
+    path = tmp_path_factory.mktemp("inventory") / "inventory.ini"
+    path.write_text(INVENTORY)
+    return str(path)
+
+
+def listed_tasks(env, inventory, playbook, *more):
+    """``ansible-playbook --list-tasks``: ``[(task name, {tags})]`` in play order."""
+    proc = run([os.path.join(BIN, "ansible-playbook"), "-i", inventory, playbook, "--list-tasks"] + list(more), env)
+    assert proc.returncode == 0, proc.stdout
+    tasks = []
+    for line in proc.stdout.splitlines():
+        match = TASK_LINE.match(line)
+        if match:
+            tasks.append((match.group("name"), set(t.strip() for t in match.group("tags").split(",") if t.strip())))
+    return tasks
+
+
+@pytest.mark.parametrize("playbook", ["site.yml", "audit.yml"])
+def test_every_task_belongs_to_a_part(env, inventory, playbook):
+    listed = listed_tasks(env, inventory, os.path.join(REPO, "playbooks", playbook))
+    untagged = [name for name, tags in listed if not tags & set(PARTS)]
+    assert untagged == [], untagged
+    empty = [part for part in PARTS if not any(part in tags for name, tags in listed)]
+    assert empty == [], empty
+
+
+@pytest.mark.parametrize("playbook, scheduler_tasks", [
+    ("site.yml", ["Set job_run_wait"]),
+    ("audit.yml", ["Plan the scheduler as site.yml would",
+                   "Plan the scheduler attributes as rollout.yml would (check mode)"]),
+])
+def test_scheduler_tag_selects_only_the_scheduler(env, inventory, playbook, scheduler_tasks):
+    """site.yml: sched_tuning's task alone; audit.yml: its scheduler plans, plus the steps
+    every part shares (pbs.conf, hook files, the rows, the report), which carry every tag."""
+    selected = [(name, tags) for name, tags in listed_tasks(env, inventory, os.path.join(REPO, "playbooks", playbook),
+                                                            "--tags", "scheduler")
+                if ARG_SPEC_TASK not in name]
+    assert [name for name, tags in selected if tags & set(PARTS) == {"scheduler"}] == scheduler_tasks, selected
+    assert all(tags >= set(PARTS) for name, tags in selected if tags & set(PARTS) != {"scheduler"}), selected
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """The collection built by ``ansible-galaxy collection build`` and installed into a fresh
+    collections path: ``(environment, tarball member names)``."""
+    work = tmp_path_factory.mktemp("galaxy")
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(work / "collections"),
+               PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
+    env.pop("ANSIBLE_CONFIG", None)  # no checkout config: only the installed collection
+    built = run([os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--output-path", str(work), REPO],
+                env, cwd=str(work))
+    assert built.returncode == 0, built.stdout
+    tarball = str(work / "hpc-pbs-0.1.0.tar.gz")
+    with tarfile.open(tarball) as archive:
+        members = archive.getnames()
+    done = run([os.path.join(BIN, "ansible-galaxy"), "collection", "install", tarball, "-p",
+                str(work / "collections")], env, cwd=str(work))
+    assert done.returncode == 0, done.stdout
+    return env, members
+
+
+def test_build_ships_the_playbooks(installed):
+    env, members = installed
+    for name in ("site", "audit", "rollout", "recover", "cray_atom", "cgroup_resize"):
+        assert "playbooks/%s.yml" % name in members, sorted(m for m in members if "playbook" in m)
+
+
+@pytest.mark.parametrize("playbook, scheduler_task", [("hpc.pbs.site", "Set job_run_wait"),
+                                                      ("hpc.pbs.audit", "Plan the scheduler as site.yml would")])
+def test_installed_playbooks_run_by_name(installed, inventory, tmp_path, playbook, scheduler_task):
+    """Outside the checkout, with only the installed collection: the README's commands."""
+    env, dummy = installed
+    proc = run([os.path.join(BIN, "ansible-playbook"), "-i", inventory, playbook, "--syntax-check"], env,
+               cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stdout
+    assert "ansible_collections/hpc/pbs/playbooks/%s.yml" % playbook.split(".")[-1] in proc.stdout, proc.stdout
+    listed = run([os.path.join(BIN, "ansible-playbook"), "-i", inventory, playbook, "--list-tasks",
+                  "--tags", "scheduler"], env, cwd=str(tmp_path))
+    assert listed.returncode == 0, listed.stdout
+    assert scheduler_task + "\tTAGS: [scheduler]" in listed.stdout, listed.stdout
