@@ -27,8 +27,12 @@ _OPTION_LINE = re.compile(r"^[ \t]*\$(\S+)(?:[ \t]+(.*?))?[ \t]*$")
 _LOG_NAME = re.compile(r"[0-9]{8}\Z")
 # How many day files back the last config read of the mom is looked for.
 LOG_DAYS_SEARCHED = 31
-# Lines the mom writes each time it reads its config: at start and on SIGHUP.
-CONFIG_READ_MARKERS = (";parse_config;file ", ";process_hup;reset")
+# A line the mom writes each time it reads its config, at start and on SIGHUP, before the
+# values: ``process_hup;reset`` (SIGHUP) and ``parse_config;file config`` (the main file;
+# a real mom then reads ``mom_priv/config.d/*`` files, logged the same way after the values).
+CONFIG_READ_MARKER = re.compile(
+    r"^.*;pbs_mom;[^;]*;(?:process_hup;reset|parse_config;file (?![^\n]*/config\.d/)).*$",
+    re.MULTILINE)
 
 
 def split_lines(text):
@@ -218,7 +222,7 @@ def _read_text(path):
 
 def last_config_read(logs_dir, days=LOG_DAYS_SEARCHED):
     """What the mom logged from its last config read (start or SIGHUP) to now: the text
-    from the last of :data:`CONFIG_READ_MARKERS` on, across day files; None when no
+    from the last :data:`CONFIG_READ_MARKER` line on, across day files; None when no
     read is found in the newest ``days`` day files (``PBS_HOME/mom_logs/YYYYMMDD``)."""
     try:
         names = sorted((n for n in os.listdir(logs_dir) if _LOG_NAME.match(n)), reverse=True)
@@ -227,9 +231,9 @@ def last_config_read(logs_dir, days=LOG_DAYS_SEARCHED):
     newer = []
     for name in names[:days]:
         text = _read_text(os.path.join(logs_dir, name)) or ""
-        start = max(text.rfind(marker) for marker in CONFIG_READ_MARKERS)
-        if start >= 0:
-            return "".join([text[text.rfind("\n", 0, start) + 1:]] + newer)
+        starts = [match.start() for match in CONFIG_READ_MARKER.finditer(text)]
+        if starts:
+            return "".join([text[starts[-1]:]] + newer)
         newer.insert(0, text)
     return None
 

@@ -105,3 +105,17 @@ def test_a_changed_line_keeps_its_crlf_and_new_lines_follow_the_file():
     assert mc.apply_options(text, {"job_launch_delay": ["45"], "sister_join_job_alarm": ["60"]},
                             set()) == ("$clienthost pbs-server\r\n$job_launch_delay 45\r\n"
                                        "$sister_join_job_alarm 60\r\n")
+
+
+def test_config_d_files_read_after_the_values_do_not_start_a_new_read(logs):
+    # a real mom reads mom_priv/config.d/* after the config file, logging each the same way
+    (logs / "20261124").write_text(
+        "11/24/2026 16:16:17;0002;pbs_mom;n/a;process_hup;reset\n"
+        "11/24/2026 16:16:17;0100;pbs_mom;Svr;parse_config;file config\n"
+        "11/24/2026 16:16:17;0002;pbs_mom;Svr;job_launch_delay;37\n"
+        "11/24/2026 16:16:17;0100;pbs_mom;Svr;parse_config;file "
+        "/var/spool/pbs/mom_priv/config.d/hpcpbs_vnodes\n"
+        "11/24/2026 16:16:17;0002;pbs_mom;n/a;read_config;max_check_poll = 120, min_check_poll = 10\n")
+    text = mc.last_config_read(str(logs))
+    assert text.startswith("11/24/2026 16:16:17;0100;pbs_mom;Svr;parse_config;file config\n")
+    assert mc.logged_value(text, "Svr", "job_launch_delay") == "37"
