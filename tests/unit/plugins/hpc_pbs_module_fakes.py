@@ -22,14 +22,10 @@ from unittest import mock
 from ansible.module_utils import _internal as module_utils_internal
 from ansible.module_utils.testing import patch_module_args
 
-EVENTS = (
-    "queuejob", "postqueuejob", "modifyjob", "modifyvnode", "management", "resvsub",
-    "modifyresv", "movejob", "jobobit", "runjob", "provision", "periodic", "resv_confirm",
-    "resv_begin", "resv_end", "execjob_begin", "execjob_prologue", "execjob_epilogue",
-    "execjob_preterm", "execjob_end", "exechost_periodic", "execjob_launch",
-    "exechost_startup", "execjob_attach", "execjob_resize", "execjob_abort",
-    "execjob_postsuspend", "execjob_preresume",
-)
+# The mock PBS's hook event names (the order of qmgr's bad-event error) and the order
+# qmgr lists a hook's events in: one definition for the mock and this fake.
+from mockpbs.hookdefs import BAD_EVENT_MESSAGE, EVENTS, LIST_ORDER
+
 HOOK_ATTRS = ("type", "enabled", "event", "user", "alarm", "freq", "order", "debug", "fail_action")
 NEW_HOOK = {"type": "site", "enabled": "true", "event": "", "user": "pbsadmin",
             "alarm": "30", "order": "1", "debug": "false", "fail_action": "none"}
@@ -358,11 +354,9 @@ class FakeQmgr(object):
             names = [v for v in value.split(",") if v]
             for event in names:
                 if event not in EVENTS:
-                    raise hook_error(name, "invalid argument (%s) to event. Should be one or "
-                                           "more of: %s or \"\" for no event"
-                                     % (event, ",".join(EVENTS)))
+                    raise hook_error(name, BAD_EVENT_MESSAGE % event)
             events_before = attrs.get("event", "").split(",")
-            attrs["event"] = ",".join(e for e in EVENTS if e in names)
+            attrs["event"] = ",".join(e for e in LIST_ORDER if e in names)
             # hook_func.c side effects of setting event
             if not any(e.startswith("exec") for e in names):
                 attrs["user"] = "pbsadmin"
