@@ -68,14 +68,36 @@ def wait_until(predicate, timeout, what):
 
 
 @pytest.fixture(scope="module")
-def held(pbs_cluster):
-    """A plain job and a 3-subjob array, both held after 21 failed starts."""
+def reject_hook(pbs_cluster):
+    """The execjob_begin hook that rejects every start, created once per cluster and left
+    disabled: each test that needs it enables it and disables it again."""
     cluster = pbs_cluster
     run(cluster, ["qmgr", "-c", "create hook %s" % HOOK])
     run(cluster, ["sh", "-c", "cat > /tmp/%s.py" % HOOK], input=HOOK_BODY)
     run(cluster, ["qmgr", "-c", "import hook %s application/x-python default /tmp/%s.py"
                   % (HOOK, HOOK)])
     run(cluster, ["qmgr", "-c", "set hook %s event = execjob_begin" % HOOK])
+    run(cluster, ["qmgr", "-c", "set hook %s enabled = false" % HOOK])
+    return HOOK
+
+
+def set_hook_enabled(cluster, enabled):
+    run(cluster, ["qmgr", "-c", "set hook %s enabled = %s" % (HOOK, "true" if enabled else "false")])
+
+
+def delete_jobs(cluster, jobs):
+    """qdel each job still known (a test that failed half-way leaves no held job behind
+    for the next one); a job already gone is not an error."""
+    for job in jobs:
+        cluster.exec(SERVER, ["/opt/pbs/bin/qdel", job])
+
+
+@pytest.fixture(scope="module")
+def held(pbs_cluster, reject_hook):
+    """A plain job and a 3-subjob array, both held after 21 failed starts. The hook stays
+    enabled until test_recover_releases_after_the_hook_is_fixed disables it."""
+    cluster = pbs_cluster
+    set_hook_enabled(cluster, True)
     job = run(cluster, ["/opt/pbs/bin/qsub", "--", "/bin/sleep", "2"], user="pbsuser").strip()
     array = run(cluster, ["/opt/pbs/bin/qsub", "-J", "1-3", "--", "/bin/sleep", "2"],
                 user="pbsuser").strip()
@@ -84,8 +106,12 @@ def held(pbs_cluster):
         jobs = qstat_full(cluster)
         return (jobs.get(job, {}).get("job_state") == "H"
                 and jobs.get(array, {}).get("job_state") == "H") and jobs
-    jobs = wait_until(both_held, HOLD_TIMEOUT, "%s and %s to be held" % (job, array))
-    return dict(job=job, array=array, jobs=jobs)
+    try:
+        jobs = wait_until(both_held, HOLD_TIMEOUT, "%s and %s to be held" % (job, array))
+        yield dict(job=job, array=array, jobs=jobs)
+    finally:
+        set_hook_enabled(cluster, False)
+        delete_jobs(cluster, [job, array])
 
 
 def recover_result(output):
@@ -121,7 +147,7 @@ def test_check_mode_lists_and_changes_nothing(pbs_cluster, env, held):
 
 
 def test_recover_releases_after_the_hook_is_fixed(pbs_cluster, env, held):
-    run(pbs_cluster, ["qmgr", "-c", "set hook %s enabled = false" % HOOK])
+    set_hook_enabled(pbs_cluster, False)
     rc, out, recap = run_playbook(pbs_cluster, env, RECOVER, {"recover_queues": ["workq"]})
     assert rc == 0, out
     assert recap[SERVER]["changed"] == 1
@@ -147,38 +173,61 @@ def sched_job_run_wait(cluster):
     return re.search(r"^\s*job_run_wait = (\S+)$", listed, re.M).group(1)
 
 
-def test_a_job_held_under_execjob_hook_is_found_whatever_its_comment(pbs_cluster, env):
-    # With job_run_wait = execjob_hook real OpenPBS overwrites the comment of a job held
-    # after failed starts (``Not Running: PBS Error: ...``): hold type s and run_count tell.
+@pytest.fixture
+def held_under_execjob_hook(pbs_cluster, reject_hook):
+    """A job held after 21 failed starts while the scheduler's job_run_wait is
+    execjob_hook; afterwards the hook is disabled, job_run_wait restored and the job
+    deleted, whatever the test did."""
     before = sched_job_run_wait(pbs_cluster)
     run(pbs_cluster, ["qmgr", "-c", "set sched job_run_wait = execjob_hook"])
-    run(pbs_cluster, ["qmgr", "-c", "set hook %s enabled = true" % HOOK])
+    set_hook_enabled(pbs_cluster, True)
+    jobs = []
     try:
-        job = run(pbs_cluster, ["/opt/pbs/bin/qsub", "--", "/bin/sleep", "2"], user="pbsuser").strip()
-        jobs = wait_until(lambda: qstat_full(pbs_cluster).get(job, {}).get("job_state") == "H"
-                          and qstat_full(pbs_cluster), HOLD_TIMEOUT, "%s to be held" % job)
-        assert jobs[job]["run_count"] == "21" and "s" in jobs[job]["Hold_Types"]
-        rc, out, recap = run_playbook(pbs_cluster, env, RECOVER, {"recover_job_ids": [job]}, "--check")
-        assert rc == 0, out
-        assert recover_result(out).startswith("Would release 1 job(s) and array(s)"), out
-        run(pbs_cluster, ["qmgr", "-c", "set hook %s enabled = false" % HOOK])
-        rc, out, recap = run_playbook(pbs_cluster, env, RECOVER, {"recover_job_ids": [job]})
-        assert rc == 0 and recap[SERVER]["changed"] == 1, out
-        assert "s" not in qstat_full(pbs_cluster).get(job, {}).get("Hold_Types", "n")
+        jobs.append(run(pbs_cluster, ["/opt/pbs/bin/qsub", "--", "/bin/sleep", "2"], user="pbsuser").strip())
+        job = jobs[0]
+        yield job, wait_until(lambda: qstat_full(pbs_cluster).get(job, {}).get("job_state") == "H"
+                              and qstat_full(pbs_cluster), HOLD_TIMEOUT, "%s to be held" % job)
     finally:
-        run(pbs_cluster, ["qmgr", "-c", "set hook %s enabled = false" % HOOK])
+        set_hook_enabled(pbs_cluster, False)
         run(pbs_cluster, ["qmgr", "-c", "set sched job_run_wait = %s" % before])
+        delete_jobs(pbs_cluster, jobs)
 
-def test_an_operators_system_hold_is_reported_with_its_cause_and_left_alone(pbs_cluster, env):
+
+def test_a_job_held_under_execjob_hook_is_found_whatever_its_comment(pbs_cluster, env,
+                                                                      held_under_execjob_hook):
+    # With job_run_wait = execjob_hook real OpenPBS overwrites the comment of a job held
+    # after failed starts (``Not Running: PBS Error: ...``): hold type s and run_count tell.
+    job, jobs = held_under_execjob_hook
+    assert jobs[job]["run_count"] == "21" and "s" in jobs[job]["Hold_Types"]
+    rc, out, recap = run_playbook(pbs_cluster, env, RECOVER, {"recover_job_ids": [job]}, "--check")
+    assert rc == 0, out
+    assert recover_result(out).startswith("Would release 1 job(s) and array(s)"), out
+    set_hook_enabled(pbs_cluster, False)
+    rc, out, recap = run_playbook(pbs_cluster, env, RECOVER, {"recover_job_ids": [job]})
+    assert rc == 0 and recap[SERVER]["changed"] == 1, out
+    assert "s" not in qstat_full(pbs_cluster).get(job, {}).get("Hold_Types", "n")
+
+
+@pytest.fixture
+def operator_held_job(pbs_cluster):
+    """A job held by the user and then by an operator (``qhold -h s``), deleted after
+    the test."""
     job = run(pbs_cluster, ["/opt/pbs/bin/qsub", "-h", "--", "/bin/sleep", "2"], user="pbsuser").strip()
-    run(pbs_cluster, ["/opt/pbs/bin/qhold", "-h", "s", job])
     try:
-        rc, out, recap = run_playbook(pbs_cluster, env, RECOVER, {})
-        assert rc == 0 and recap[SERVER]["changed"] == 0, out
-        assert recover_result(out).startswith("Released 0 job(s)")
-        left = re.search(r'"msg": "(Left held [^"]*)"', out)
-        assert left and left.group(1).startswith(
-            "Left held (1, causes not in recover_causes): %s (other: Job held by root on " % job), out
-        assert set(qstat_full(pbs_cluster)[job]["Hold_Types"]) == {"u", "s"}  # real PBS: "su"
+        run(pbs_cluster, ["/opt/pbs/bin/qhold", "-h", "s", job])
+        yield job
     finally:
-        run(pbs_cluster, ["/opt/pbs/bin/qdel", job])
+        delete_jobs(pbs_cluster, [job])
+
+
+def test_an_operators_system_hold_is_reported_with_its_cause_and_left_alone(pbs_cluster, env,
+                                                                             operator_held_job):
+    job = operator_held_job
+    # Only this test's job: a job another test left held must not change the counts.
+    rc, out, recap = run_playbook(pbs_cluster, env, RECOVER, {"recover_job_ids": [job]})
+    assert rc == 0 and recap[SERVER]["changed"] == 0, out
+    assert recover_result(out).startswith("Released 0 job(s)")
+    left = re.search(r'"msg": "(Left held [^"]*)"', out)
+    assert left and left.group(1).startswith(
+        "Left held (1, causes not in recover_causes): %s (other: Job held by root on " % job), out
+    assert set(qstat_full(pbs_cluster)[job]["Hold_Types"]) == {"u", "s"}  # real PBS: "su"
