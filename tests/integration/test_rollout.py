@@ -458,6 +458,27 @@ def test_check_mode_recap_says_would_be_done(pbs_cluster, env):
 
 
 # ------------------------------------------------------------------ health gate and canary batch
+
+def test_pbsnodes_json_is_shaped_as_real_openpbs_prints_it(pbs_cluster):
+    """What the health gate reads: ``pbsnodes -a -F json`` (and named, with an unknown
+    name) on both backends, as OpenPBS 23.06's encode_to_json builds it."""
+    cluster = pbs_cluster
+    document = json.loads(cluster.exec(SERVER, ["/opt/pbs/bin/pbsnodes", "-a", "-F", "json"], check=True).stdout)
+    assert list(document) == ["timestamp", "pbs_version", "pbs_server", "nodes"]
+    assert isinstance(document["timestamp"], int) and document["pbs_server"] == SERVER
+    assert sorted(document["nodes"]) == MOMS
+    for name, node in document["nodes"].items():
+        text = node_attributes(cluster, name)
+        assert node["state"] == text["state"] and node.get("comment") == text.get("comment"), (node, text)
+        assert node["Port"] == 15002 and isinstance(node["resources_available"]["ncpus"], int)
+        assert all(value not in (0, "0", "0kb") for value in node["resources_assigned"].values()), node
+        assert isinstance(node["last_state_change_time"], int)
+    named = cluster.exec(SERVER, ["/opt/pbs/bin/pbsnodes", "-F", "json", "mom1", "nosuch"])
+    assert named.returncode == 0, named.stderr
+    assert json.loads(named.stdout)["nodes"]["nosuch"] == {"nosuch": "Unknown node "}
+    assert list(json.loads(named.stdout)["nodes"]) == ["mom1", "nosuch"]
+
+
 # Run last, on the same cluster (values 25, 26), as a site runs the playbook: canary batch
 # and health gate by default. The problem appears while the canary batch drains mom1 (a
 # job holds it, after the gate's first look and before its second): deterministic.
