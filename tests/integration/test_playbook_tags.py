@@ -120,3 +120,36 @@ def test_installed_playbooks_run_by_name(installed, inventory, tmp_path, playboo
                   "--tags", "scheduler"], env, cwd=str(tmp_path))
     assert listed.returncode == 0, listed.stdout
     assert scheduler_task + "\tTAGS: [scheduler]" in listed.stdout, listed.stdout
+
+
+def readme_section(title):
+    with open(os.path.join(REPO, "README.md")) as handle:
+        text = handle.read()
+    start = text.index("\n## %s\n" % title)
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end > 0 else len(text)]
+
+
+def test_readme_real_cluster_example_works_as_typed(installed, tmp_path):
+    """README "Running on a real cluster": its inventory has both groups with hosts and
+    become, and each ansible-playbook command it shows parses as typed (--list-tasks added:
+    the example's hosts do not exist) against the installed collection."""
+    env, dummy = installed
+    section = readme_section("Running on a real cluster")
+    inventory = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+    (tmp_path / "inventory.yml").write_text(inventory)
+    graph = run([os.path.join(BIN, "ansible-inventory"), "-i", "inventory.yml", "--graph"], env, cwd=str(tmp_path))
+    assert graph.returncode == 0 and "@pbs_server:" in graph.stdout and "@pbs_mom:" in graph.stdout, graph.stdout
+    assert "node128" in graph.stdout and "pbs-head01" in graph.stdout, graph.stdout
+    host = run([os.path.join(BIN, "ansible-inventory"), "-i", "inventory.yml", "--host", "node001"], env,
+               cwd=str(tmp_path))
+    assert '"ansible_become": true' in host.stdout, host.stdout
+    commands = [line for line in re.search(r"```sh\n(.*?)```", section, re.S).group(1).splitlines()
+                if line.startswith("ansible-playbook ")]
+    assert len(commands) >= 3, commands
+    for command in commands:
+        argv = command.split()
+        argv[0] = os.path.join(BIN, argv[0])
+        proc = run(argv + ["--list-tasks"], env, cwd=str(tmp_path))
+        assert proc.returncode == 0, (command, proc.stdout)
+        assert "ansible_collections/hpc/pbs/playbooks/" in proc.stdout, (command, proc.stdout)
