@@ -3,23 +3,17 @@ import hashlib
 import os
 
 import pytest
-from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.hpc.pbs.plugins.modules import cluster_info
-from hpc_pbs_module_fakes import FakeQmgr, run_module
+from hpc_pbs_module_fakes import run_module
 
 
 @pytest.fixture
-def pbs(tmp_path, monkeypatch):
-    home, exec_dir = tmp_path / "home", tmp_path / "exec"
-    (home / "mom_priv" / "hooks").mkdir(parents=True)
-    (home / "pbs_version").write_text("23.06.06\n")
-    conf = tmp_path / "pbs.conf"
-    conf.write_text("PBS_SERVER=vm\nPBS_START_SERVER=1\nPBS_START_MOM=1\nPBS_START_SCHED=1\n"
-                    "PBS_HOME=%s\nPBS_EXEC=%s\n" % (home, exec_dir))
-    for var in ("PBS_HOME", "PBS_EXEC", "PBS_CONF_FILE"):
-        monkeypatch.delenv(var, raising=False)
-    fake = FakeQmgr(str(exec_dir / "bin" / "qmgr"), str(home))
+def pbs(pbs_install, fake_qmgr):
+    pbs_install.write_conf("PBS_SERVER=vm\nPBS_START_SERVER=1\nPBS_START_MOM=1\nPBS_START_SCHED=1\n")
+    (pbs_install.home / "mom_priv" / "hooks").mkdir(parents=True)
+    (pbs_install.home / "pbs_version").write_text("23.06.06\n")
+    fake = fake_qmgr()
     fake.add("server", "vm", {"pbs_version": "23.06.06",
                               "default_qsub_arguments": "-r n -W tolerate_node_failures=job_start"})
     fake.add("sched", "default", {"job_run_wait": "execjob_hook"})
@@ -29,10 +23,7 @@ def pbs(tmp_path, monkeypatch):
     fake.add("pbshook", "PBS_cray_atom", {"type": "pbs", "enabled": "false",
                                           "event": "execjob_begin,execjob_end", "alarm": "300",
                                           "order": "100", "fail_action": "offline_vnodes"})
-    monkeypatch.setattr(AnsibleModule, "run_command",
-                        lambda self, args, **kw: fake.run_command(self, args, **kw))  # pylint: disable=unnecessary-lambda
-    fake.conf = str(conf)
-    fake.home = home
+    fake.home = pbs_install.home
     return fake
 
 

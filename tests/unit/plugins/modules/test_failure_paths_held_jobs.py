@@ -9,7 +9,6 @@ import importlib.util
 import os
 
 import pytest
-from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.hpc.pbs.plugins.modules import held_jobs
 from hpc_pbs_module_fakes import run_module
@@ -52,18 +51,9 @@ class UnreachableServerPbs(load_fake_pbs_class()):
 
 
 @pytest.fixture
-def pbs(tmp_path, monkeypatch):
-    exec_dir = tmp_path / "exec"
-    conf = tmp_path / "pbs.conf"
-    conf.write_text("PBS_HOME=%s\nPBS_EXEC=%s\n" % (tmp_path / "home", exec_dir))
-    for var in ("PBS_HOME", "PBS_EXEC", "PBS_CONF_FILE"):
-        monkeypatch.delenv(var, raising=False)
-    fake = UnreachableServerPbs(str(exec_dir))
+def pbs(pbs_install, answer_commands, monkeypatch):
     monkeypatch.setattr(mock_qstat.common, "server_name", lambda: "vm")
-    monkeypatch.setattr(AnsibleModule, "run_command",
-                        lambda self, args, **kw: fake.run_command(args, **kw))
-    fake.conf = str(conf)
-    return fake
+    return answer_commands(UnreachableServerPbs(str(pbs_install.exec_dir)), passes_module=False)
 
 
 def test_qrls_failing_without_naming_a_job_is_a_failure_for_every_job(pbs):

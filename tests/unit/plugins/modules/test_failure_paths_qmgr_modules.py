@@ -6,7 +6,6 @@
 """
 
 import pytest
-from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.hpc.pbs.plugins.modules import hook as hook_module
 from ansible_collections.hpc.pbs.plugins.modules import tolerate_node_failures as tnf
@@ -35,20 +34,12 @@ class RewritingQmgr(FakeQmgr):
 
 
 @pytest.fixture
-def pbs(tmp_path, monkeypatch):
+def pbs(fake_qmgr, tmp_path):
     """A fake qmgr (:class:`RewritingQmgr`) with a server ``vm`` and a site hook ``h1``
     that has a body and a config file."""
-    home, exec_dir = tmp_path / "home", tmp_path / "exec"
-    conf = tmp_path / "pbs.conf"
-    conf.write_text("PBS_HOME=%s\nPBS_EXEC=%s\n" % (home, exec_dir))
-    for var in ("PBS_HOME", "PBS_EXEC", "PBS_CONF_FILE"):
-        monkeypatch.delenv(var, raising=False)
-    fake = RewritingQmgr(str(exec_dir / "bin" / "qmgr"), str(home))
+    fake = fake_qmgr(RewritingQmgr)
     fake.add("server", "vm", {"server_state": "Active", "scheduling": "True"})
     fake.add("hook", "h1", dict(NEW_HOOK, event="queuejob"), body=BODY, config=CONFIG)
-    monkeypatch.setattr(AnsibleModule, "run_command",
-                        lambda self, args, **kw: fake.run_command(self, args, **kw))  # pylint: disable=unnecessary-lambda
-    fake.conf = str(conf)
     fake.tmp = tmp_path / "moduletmp"
     fake.tmp.mkdir()
     return fake

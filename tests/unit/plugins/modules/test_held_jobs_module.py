@@ -162,18 +162,9 @@ class FakePbs(object):
 
 
 @pytest.fixture
-def pbs(tmp_path, monkeypatch):
-    exec_dir = tmp_path / "exec"
-    conf = tmp_path / "pbs.conf"
-    conf.write_text("PBS_HOME=%s\nPBS_EXEC=%s\n" % (tmp_path / "home", exec_dir))
-    for var in ("PBS_HOME", "PBS_EXEC", "PBS_CONF_FILE"):
-        monkeypatch.delenv(var, raising=False)
-    fake = FakePbs(str(exec_dir))
+def pbs(pbs_install, answer_commands, monkeypatch):
     monkeypatch.setattr(mock_qstat.common, "server_name", lambda: "vm")
-    monkeypatch.setattr(AnsibleModule, "run_command",
-                        lambda self, args, **kw: fake.run_command(args, **kw))
-    fake.conf = str(conf)
-    return fake
+    return answer_commands(FakePbs(str(pbs_install.exec_dir)), passes_module=False)
 
 
 def run(pbs, check_mode=False, diff=False, **args):

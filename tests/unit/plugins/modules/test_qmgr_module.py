@@ -1,9 +1,8 @@
 """hpc.pbs.qmgr with qmgr faked at the process boundary (run_command)."""
 import pytest
-from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.hpc.pbs.plugins.modules import qmgr as qmgr_module
-from hpc_pbs_module_fakes import FakeQmgr, render_listing, run_module
+from hpc_pbs_module_fakes import render_listing, run_module
 
 SERVER = {"server_state": "Active", "server_host": "vm", "scheduling": "True",
           "default_queue": "workq", "scheduler_iteration": "600",
@@ -13,18 +12,10 @@ SCHED = {"sched_host": "vm", "throughput_mode": "True", "job_run_wait": "runjob_
 
 
 @pytest.fixture
-def pbs(tmp_path, monkeypatch):
-    home, exec_dir = tmp_path / "home", tmp_path / "exec"
-    conf = tmp_path / "pbs.conf"
-    conf.write_text("PBS_HOME=%s\nPBS_EXEC=%s\n" % (home, exec_dir))
-    for var in ("PBS_HOME", "PBS_EXEC", "PBS_CONF_FILE"):
-        monkeypatch.delenv(var, raising=False)
-    fake = FakeQmgr(str(exec_dir / "bin" / "qmgr"), str(home))
+def pbs(fake_qmgr, tmp_path):
+    fake = fake_qmgr()
     fake.add("server", "vm", SERVER)
     fake.add("sched", "default", SCHED)
-    monkeypatch.setattr(AnsibleModule, "run_command",
-                        lambda self, args, **kw: fake.run_command(self, args, **kw))  # pylint: disable=unnecessary-lambda
-    fake.conf = str(conf)
     fake.tmp = tmp_path
     return fake
 

@@ -5,11 +5,10 @@ only through the explicit ``names`` list."""
 import copy
 
 import pytest
-from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.hpc.pbs.plugins.modules import hook as hook_module
 from ansible_collections.hpc.pbs.plugins.modules import qmgr as qmgr_module
-from hpc_pbs_module_fakes import FakeQmgr, run_module
+from hpc_pbs_module_fakes import run_module
 
 SERVER = {"server_state": "Active", "server_host": "vm", "scheduling": "True",
           "default_queue": "workq", "scheduler_iteration": "600",
@@ -21,13 +20,8 @@ NODE = {"Mom": "mom1", "state": "free", "resources_available.ncpus": "2"}
 
 
 @pytest.fixture
-def pbs(tmp_path, monkeypatch):
-    home, exec_dir = tmp_path / "home", tmp_path / "exec"
-    conf = tmp_path / "pbs.conf"
-    conf.write_text("PBS_HOME=%s\nPBS_EXEC=%s\n" % (home, exec_dir))
-    for var in ("PBS_HOME", "PBS_EXEC", "PBS_CONF_FILE"):
-        monkeypatch.delenv(var, raising=False)
-    fake = FakeQmgr(str(exec_dir / "bin" / "qmgr"), str(home))
+def pbs(fake_qmgr, tmp_path):
+    fake = fake_qmgr()
     fake.add("server", "vm", SERVER)
     fake.add("sched", "default", SCHED)
     fake.add("queue", "workq", {"queue_type": "Execution", "enabled": "True"})
@@ -35,9 +29,6 @@ def pbs(tmp_path, monkeypatch):
     fake.add("hook", "reliable_job_startup", HOOK, body=b"import pbs\n")
     for name in ("mom1", "mom2", "mom3"):
         fake.add("node", name, dict(NODE, Mom=name))
-    monkeypatch.setattr(AnsibleModule, "run_command",
-                        lambda self, args, **kw: fake.run_command(self, args, **kw))  # pylint: disable=unnecessary-lambda
-    fake.conf = str(conf)
     fake.tmp = tmp_path / "moduletmp"
     fake.tmp.mkdir()
     return fake

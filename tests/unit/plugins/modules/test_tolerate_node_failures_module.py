@@ -1,24 +1,8 @@
 """hpc.pbs.tolerate_node_failures with qmgr faked at the process boundary."""
 import pytest
-from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.hpc.pbs.plugins.modules import tolerate_node_failures as tnf
-from hpc_pbs_module_fakes import FakeQmgr, run_module
-
-
-@pytest.fixture
-def pbs(tmp_path, monkeypatch):
-    home, exec_dir = tmp_path / "home", tmp_path / "exec"
-    conf = tmp_path / "pbs.conf"
-    conf.write_text("PBS_HOME=%s\nPBS_EXEC=%s\n" % (home, exec_dir))
-    for var in ("PBS_HOME", "PBS_EXEC", "PBS_CONF_FILE"):
-        monkeypatch.delenv(var, raising=False)
-    fake = FakeQmgr(str(exec_dir / "bin" / "qmgr"), str(home))
-    fake.add("server", "vm", {"server_state": "Active", "scheduling": "True"})
-    monkeypatch.setattr(AnsibleModule, "run_command",
-                        lambda self, args, **kw: fake.run_command(self, args, **kw))  # pylint: disable=unnecessary-lambda
-    fake.conf = str(conf)
-    return fake
+from hpc_pbs_module_fakes import run_module
 
 
 def server(pbs):
