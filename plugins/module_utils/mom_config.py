@@ -20,8 +20,8 @@ import re
 import signal
 import time
 
-from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import (  # noqa: F401
-    MomConfigValueError, OPTION_NAMES, RULES, expected_log_line, normalize_value)
+from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import (
+    expected_log_line)
 
 _OPTION_LINE = re.compile(r"^[ \t]*\$(\S+)(?:[ \t]+(.*?))?[ \t]*$")
 _LOG_NAME = re.compile(r"[0-9]{8}\Z")

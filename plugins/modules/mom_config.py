@@ -47,18 +47,27 @@ options:
         and C(sister_join_job_alarm) (PP-928 interface 3) take whole seconds 1-86400.
       - A list writes one line per item, for the options marked repeatable.
       - Each accepted name and value -
-      - C(action) (repeatable) - 'EVENT TIMEOUT requeue' or 'EVENT TIMEOUT !script [args]' (EVENT one of terminate, checkpoint, checkpoint_abort, restart, multinodebusy, TIMEOUT 0-86400 s).
+      - C(action) (repeatable) - 'EVENT TIMEOUT requeue' or 'EVENT TIMEOUT !script [args]'
+        (EVENT one of terminate, checkpoint, checkpoint_abort, restart, multinodebusy,
+        TIMEOUT 0-86400 s).
       - C(alien_attach) - a boolean (true/false, yes/no, on/off, 1/0).
       - C(alien_kill) - a boolean (true/false, yes/no, on/off, 1/0).
       - C(attach_allow) - a boolean (true/false, yes/no, on/off, 1/0).
-      - C(checkpoint_path) - an absolute path of an existing directory owned by root (uid <= 10), not writable by group or others.
+      - C(checkpoint_path) - an absolute path of an existing directory owned by root (uid
+        <= 10), not writable by group or others.
       - C(clienthost) (repeatable) - a host name that resolves on the mom's host.
       - C(cputmult) - a decimal number > 0 and <= 1000.
-      - C(enforce) (repeatable) - a flag (cpuburst, cpuaverage, mem, complexmem, '!' before it turns it off) or 'SETTING NUMBER' (average_cpufactor, average_percent_over, average_trialperiod, delta_cpufactor, delta_percent_over, delta_weightdown, delta_weightup).
+      - C(enforce) (repeatable) - a flag (cpuburst, cpuaverage, mem, complexmem, '!'
+        before it turns it off) or 'SETTING NUMBER' (average_cpufactor,
+        average_percent_over, average_trialperiod, delta_cpufactor, delta_percent_over,
+        delta_weightdown, delta_weightup).
       - C(gen_nodefile_on_sister_mom) - a boolean (true/false, yes/no, on/off, 1/0).
       - C(ideal_load) - a decimal number 0-100000.
-      - C(job_launch_delay) - whole seconds 1-86400 (PP-928 interface 4, seconds the primary mom waits before launching a tolerant job).
-      - C(jobdir_root) - PBS_USER_HOME or an absolute path of an existing directory owned by root (uid <= 10, gid <= 9) with the sticky bit set, whose parents are owned by root and not writable by group or others, optionally followed by 'shared'.
+      - C(job_launch_delay) - whole seconds 1-86400 (PP-928 interface 4) - how long the
+        primary mom waits before launching a tolerant job.
+      - C(jobdir_root) - PBS_USER_HOME or an absolute path of an existing directory owned
+        by root (uid <= 10, gid <= 9) with the sticky bit set, whose parents are owned by
+        root and not writable by group or others, optionally followed by 'shared'.
       - C(kbd_idle) - 1 to 3 whole numbers of seconds 1-86400 (avail [busy [poll]]).
       - C(logevent) - an event mask 0-0xFFFF (decimal or 0x hexadecimal) that includes 0x3.
       - C(max_check_poll) - whole seconds 1-86400.
@@ -76,10 +85,15 @@ options:
       - C(restrict_user_exceptions) - 1-10 user names separated by commas.
       - C(restrict_user_maxsysid) - a uid 1-2147483647.
       - C(restricted) (repeatable) - a host name or pattern with '*'.
-      - C(sister_join_job_alarm) - whole seconds 1-86400 (PP-928 interface 3, seconds the primary mom waits for sisters to join).
-      - C(suspendsig) - a signal number 1-64, optionally followed by the resume signal number.
-      - C(tmpdir) - an absolute path of an existing directory owned by root (uid <= 10, gid <= 9) with the sticky bit set, whose parents are owned by root and not writable by group or others.
-      - C(usecp) (repeatable) - 'host:/from/path /to/path' (host a name or pattern with '*', both paths absolute).
+      - C(sister_join_job_alarm) - whole seconds 1-86400 (PP-928 interface 3) - how long
+        the primary mom waits for sisters to join.
+      - C(suspendsig) - a signal number 1-64, optionally followed by the resume signal
+        number.
+      - C(tmpdir) - an absolute path of an existing directory owned by root (uid <= 10,
+        gid <= 9) with the sticky bit set, whose parents are owned by root and not
+        writable by group or others.
+      - C(usecp) (repeatable) - 'host:/from/path /to/path' (host a name or pattern with
+        '*', both paths absolute).
       - C(vnodedef_additive) - a boolean (true/false, yes/no, on/off, 1/0).
       - C(wallmult) - a decimal number > 0 and <= 1000.
       - Directories are checked on the host as pbs_mom checks them (it exits on a

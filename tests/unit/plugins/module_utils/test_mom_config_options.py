@@ -191,3 +191,17 @@ def test_log_lines_as_the_mom_writes_them():
         "Svr", "sister_join_job_alarm", None)
     assert opts.expected_log_line("usecp", "h:/a /b") is None       # repeatable
     assert opts.expected_log_line("port", "15002") is None          # not logged
+
+
+def test_the_module_doc_lists_every_option_with_what_it_accepts():
+    import ast
+    import yaml
+    path = os.path.join(os.path.dirname(opts.__file__), "..", "modules", "mom_config.py")
+    with open(path) as handle:
+        tree = ast.parse(handle.read())
+    doc = next(node.value.value for node in tree.body if isinstance(node, ast.Assign)
+               and getattr(node.targets[0], "id", None) == "DOCUMENTATION")
+    text = " ".join(" ".join(yaml.safe_load(doc)["options"]["options"]["description"]).split())
+    for name, rule in opts.RULES.items():
+        line = "C(%s)%s - %s" % (name, " (repeatable)" if rule.repeatable else "", rule.accepts)
+        assert " ".join(line.split()) in text, name
