@@ -212,29 +212,44 @@ def describe_line(line):
     return "%s;%s" % (line[1], line[2])
 
 
-def _read_text(path):
+def text_from_last_read(path, chunk=1 << 20):
+    """The text of log file ``path`` from its last :data:`CONFIG_READ_MARKER` line on,
+    or None (no such line, or the file cannot be read). Reads from the end in growing
+    chunks (``chunk`` bytes first), so a large day file costs little."""
     try:
         with open(path, "rb") as handle:
-            return handle.read().decode("utf-8", "replace")
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            span = chunk
+            while True:
+                start = max(0, size - span)
+                handle.seek(start)
+                text = handle.read(size - start).decode("utf-8", "replace")
+                if start > 0:                       # drop the first, partial line
+                    text = text[text.find("\n") + 1:] if "\n" in text else ""
+                starts = [match.start() for match in CONFIG_READ_MARKER.finditer(text)]
+                if starts:
+                    return text[starts[-1]:]
+                if start == 0:
+                    return None
+                span *= 4
     except (IOError, OSError):
         return None
 
 
 def last_config_read(logs_dir, days=LOG_DAYS_SEARCHED):
-    """What the mom logged from its last config read (start or SIGHUP) to now: the text
-    from the last :data:`CONFIG_READ_MARKER` line on, across day files; None when no
-    read is found in the newest ``days`` day files (``PBS_HOME/mom_logs/YYYYMMDD``)."""
+    """What the mom logged from its last config read (start or SIGHUP) on: the text of
+    the newest day file (``PBS_HOME/mom_logs/YYYYMMDD``, ``days`` files searched) that
+    holds a :data:`CONFIG_READ_MARKER` line, from the last such line on; None when none
+    does. The mom logs the values it read right after that line, in the same file."""
     try:
         names = sorted((n for n in os.listdir(logs_dir) if _LOG_NAME.match(n)), reverse=True)
     except OSError:
         return None
-    newer = []
     for name in names[:days]:
-        text = _read_text(os.path.join(logs_dir, name)) or ""
-        starts = [match.start() for match in CONFIG_READ_MARKER.finditer(text)]
-        if starts:
-            return "".join([text[starts[-1]:]] + newer)
-        newer.insert(0, text)
+        text = text_from_last_read(os.path.join(logs_dir, name))
+        if text is not None:
+            return text
     return None
 
 

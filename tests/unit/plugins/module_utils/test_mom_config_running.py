@@ -42,7 +42,8 @@ def test_last_config_read_follows_older_day_files(logs):
     (logs / "20261121").write_text("11/21/2026 00:00:00;0002;pbs_mom;Svr;Log;Log opened\n")
     (logs / "notes.txt").write_text(RELOAD_45)         # not a day file
     text = mc.last_config_read(str(logs))
-    assert text.endswith("Log opened\n") and "job_launch_delay;30" in text
+    assert text.startswith("11/20/2026 08:00:00;0100;pbs_mom;Svr;parse_config;file config\n")
+    assert mc.logged_value(text, "Svr", "job_launch_delay") == "30"
     assert mc.last_config_read(str(logs), days=1) is None
 
 
@@ -119,3 +120,18 @@ def test_config_d_files_read_after_the_values_do_not_start_a_new_read(logs):
     text = mc.last_config_read(str(logs))
     assert text.startswith("11/24/2026 16:16:17;0100;pbs_mom;Svr;parse_config;file config\n")
     assert mc.logged_value(text, "Svr", "job_launch_delay") == "37"
+
+
+def test_a_large_log_is_read_from_its_end(logs):
+    filler = "11/24/2026 10:00:00;0008;pbs_mom;Job;%d.x;running\n"
+    (logs / "20261124").write_text(START_30 + "".join(filler % i for i in range(3000))
+                                   + RELOAD_45 + "".join(filler % i for i in range(50)))
+    whole = (logs / "20261124").read_bytes()
+    marker_line = whole.rindex(b"\n", 0, whole.rindex(b";parse_config;file config")) + 1
+    inside_marker = len(whole) - (marker_line + 5)
+    # the first chunk starts mid-line: inside the last marker line, after it, or at 0
+    for chunk in (inside_marker, 64, 1000, 1 << 20):
+        text = mc.text_from_last_read(str(logs / "20261124"), chunk=chunk)
+        assert text.startswith(RELOAD_45.splitlines(True)[3])
+        assert mc.logged_value(text, "Svr", "job_launch_delay") == "45"
+    assert mc.text_from_last_read(str(logs / "none")) is None
