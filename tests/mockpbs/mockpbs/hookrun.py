@@ -90,6 +90,27 @@ def run_hook(hook, event, context, pbs_home, log=None):
     return result
 
 
+# Events whose uncaught hook exceptions get pbs_python's own log lines below (checked
+# against a real OpenPBS for execjob_launch, PP-928 interface 6); other events keep the
+# mom's single DEBUG2 line for now.
+EXCEPTION_LOGGING_EVENTS = ("execjob_launch",)
+EVALUATION_ERROR = "PBS server internal error (15011) in Error evaluating Python script, "
+
+
+def uncaught_exception_lines(exc, hook_name, event):
+    """What ``pbs_python --hook`` logs when the hook lets ``exc`` escape
+    (``pbs_python_write_error_to_log()`` then ``tools/pbs_python.c``): the exception's
+    class and its text (when not empty) as errors of ``pbs_python``, then the DEBUG2
+    ``<event> hook '<name>' encountered an exception, request rejected`` under the hook.
+    Returns log records ``[event_class, objtype, objname, message]``."""
+    lines = [[pbslog.PBSEVENT_ERROR, pbslog.OBJ_SERVER, "pbs_python", EVALUATION_ERROR + str(type(exc))]]
+    if str(exc):
+        lines.append([pbslog.PBSEVENT_ERROR, pbslog.OBJ_SERVER, "pbs_python", EVALUATION_ERROR + str(exc)])
+    lines.append([pbslog.PBSEVENT_DEBUG2, pbslog.OBJ_HOOK, hook_name,
+                  "%s hook '%s' encountered an exception, request rejected" % (event, hook_name)])
+    return lines
+
+
 def execute(hook, event, context):
     """Child side: run the hook body in this process and return the result dict."""
     pbs_module._start(hook, event, context)
@@ -108,10 +129,8 @@ def execute(hook, event, context):
     except BaseException as exc:  # the hook's exception is the reject reason, whatever it is
         pbs_module._current.accepted = False
         result["exception"] = traceback.format_exc()
-        if isinstance(exc, AssertionError) and str(exc) in pbs_module._current.refused_sets:
-            # PP-928 interface 6: a refused set under execjob_launch shows as a DEBUG2 line.
-            pbs_module._current.logs.append([pbslog.PBSEVENT_DEBUG2, pbslog.OBJ_HOOK,
-                                             hook.get("name", ""), str(exc)])
+        if event in EXCEPTION_LOGGING_EVENTS:
+            pbs_module._current.logs.extend(uncaught_exception_lines(exc, hook.get("name", ""), event))
     if pbs_module._job_freed():
         return _rejected(exception=CRASH_MESSAGE, crashed=True, logs=list(pbs_module._current.logs))
     result["accepted"] = bool(pbs_module._current.accepted)

@@ -28,7 +28,8 @@ What a hook may set follows OpenPBS's ``is_attrib_val_settable``
   ``progname``/``argv``/``env`` event parameters. Anything else (e.g. an attribute of
   ``pbs.server()``) raises ``AssertionError("Can only set progname, argv, env event
   parameters as well as job, resource, vnode under execjob_launch hook.")``; when the hook
-  lets it escape, the text is also logged at DEBUG2 (0x0100) under the hook's name.
+  lets it escape, the hook fails as with any exception (see
+  :func:`mockpbs.hookrun.uncaught_exception_lines`).
 - execjob_resize (interface 9): nothing; any set raises ``AssertionError("nothing is
   settable inside an execjob_resize hook!")`` (see :class:`NothingSettableError`).
 - other execjob_* events: job, resource and vnode attributes only; queuejob/modifyjob:
@@ -789,7 +790,6 @@ def _check_settable(readonly, kind, name):
         raise AssertionError("nothing is settable inside an execjob_attach hook!")
     if event_type == EXECJOB_LAUNCH:
         if kind not in ("event", "job", "resource", "vnode"):
-            _current.refused_sets.append(LAUNCH_SET_REFUSED)
             raise AssertionError(LAUNCH_SET_REFUSED)
     elif event_type & _MOM_JOB_EVENTS:
         if kind not in ("job", "resource", "vnode"):
@@ -867,9 +867,6 @@ class _RunState:
         self.hook_name = ""
         self.server_name = ""
         self.server_attributes = {}
-        # Messages of sets refused under execjob_launch (interface 6); the runner logs the
-        # one that ends the hook.
-        self.refused_sets = []
         self.borrowed = _BorrowedJob()
 
     def known_resources(self):
@@ -991,11 +988,16 @@ def _outcome():
         with_actions = state.event_type not in (EXECJOB_RESIZE, EXECJOB_ATTACH)
         result["rerun"] = bool(job._rerun) and with_actions
         result["delete"] = bool(job._delete) and with_actions
+    # Per list as well: pbs_mom reports vnode_list changes and vnode_list_fail changes to
+    # the server in separate requests, which the server treats differently (see
+    # mockpbs.server.responses.op_mom_node_update).
+    result["vnodes_by_list"] = {}
     for table in ("vnode_list", "vnode_list_fail"):
         for name, vnode in (params.get(table) or {}).items():
             changes = vnode.changes()
             if changes:
                 result["vnodes"].setdefault(name, {}).update(changes)
+                result["vnodes_by_list"].setdefault(table, {})[name] = changes
     if state.event_type == EXECJOB_LAUNCH:
         original = state.launch_originals
         if dict(params["env"]) != original["env"]:

@@ -1,6 +1,6 @@
 """PP-928 interface 6: execjob_launch hooks may modify job and vnode attributes; setting
-anything else refuses as OpenPBS's is_attrib_val_settable does (AssertionError, logged at
-DEBUG2 when the hook lets it escape)."""
+anything else refuses as OpenPBS's is_attrib_val_settable does (an AssertionError, which
+fails the hook like any exception it lets escape)."""
 import time
 
 from mockpbs import harness, pbs
@@ -68,12 +68,18 @@ def test_pp928_i6_launch_setting_server_attribute_raises_assertion_error():
     assert not any(REFUSED in line for line in result.log)
 
 
-def test_pp928_i6_launch_uncaught_refusal_logged_at_debug2_and_rejects():
+def test_pp928_i6_launch_uncaught_refusal_is_an_exception_of_the_hook():
+    """As real pbs_python logs it (seen on the openpbs backend): the exception's class and
+    text as errors, then the hook's DEBUG2 'encountered an exception' line."""
     result = launch("import pbs\npbs.logmsg(pbs.LOG_DEBUG, 'before')\npbs.server().scheduling = False\n")
     assert result.accepted is False
     assert "AssertionError: " + REFUSED in result.exception
-    assert [line[20:] for line in result.log] == ["0006;pbs_python;Hook;pbs_python;before",
-                                                   "0100;pbs_python;Hook;hook;" + REFUSED]
+    error = "0001;pbs_python;Svr;pbs_python;PBS server internal error (15011) in Error evaluating Python script, "
+    assert [line[20:] for line in result.log] == [
+        "0006;pbs_python;Hook;pbs_python;before",
+        error + "<class 'AssertionError'>",
+        error + REFUSED,
+        "0100;pbs_python;Hook;hook;execjob_launch hook 'hook' encountered an exception, request rejected"]
 
 
 def test_pp928_i6_launch_event_parameters_other_than_launch_ones_stay_read_only():

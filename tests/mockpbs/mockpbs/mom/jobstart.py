@@ -51,7 +51,7 @@ import tempfile
 import threading
 import time
 
-from mockpbs import pbslog, selectspec, wire
+from mockpbs import hookrun, pbsconf, pbslog, selectspec, wire
 from mockpbs.mom.jobchild import JobChild
 
 OFFLINE_EVENTS = ("execjob_begin", "execjob_prologue")   # where fail_action=offline_vnodes applies
@@ -70,6 +70,8 @@ POLL_TIMEOUT = 10        # seconds a polled sister has to answer
 # Seconds the mom's connection to its peers must have been up before a lost sister may
 # kill a job (COMM_MATURITY_TIME, include/mom_func.h): a young connection is not trusted.
 COMM_MATURITY_TIME = 60
+JOB_EXEC_FAILHOOK_RERUN = -16    # include/job.h: a launch hook rejected the job after job.rerun()
+JOB_EXEC_FAILHOOK_DELETE = -17   # ... rejected it otherwise (the job is to be deleted)
 TASK_TIMEOUT = 24 * 3600  # seconds the primary waits for a task forwarded to a sister
 # Task manager error numbers and names (OpenPBS include/tm_.h, get_ecname()).
 TM_ESYSTEM = 17000
@@ -267,7 +269,8 @@ class JobStarter:
         :meth:`_skip_crashed_hook`."""
         job_before = job
         launch_before = {k: (extra or {}).get(k) for k in ("env", "argv", "progname")}
-        merged = {"vnodes": {}, "rerun": False, "delete": False, "env": None, "argv": None, "progname": None}
+        merged = {"vnodes": {}, "vnodes_by_list": {}, "rerun": False, "delete": False,
+                  "env": None, "argv": None, "progname": None}
         for hook in self.mom.hooks.for_event(event):
             context = {
                 "job": job, "vnode_list": job_vnode_dicts(job, vnodes), "vnode_list_fail": {},
@@ -291,6 +294,9 @@ class JobStarter:
                 job = apply_job_changes(job, result.get("job") or {})
             for name, attrs in (result.get("vnodes") or {}).items():
                 merged["vnodes"].setdefault(name, {}).update(attrs)
+            for table, changes in (result.get("vnodes_by_list") or {}).items():
+                for name, attrs in changes.items():
+                    merged["vnodes_by_list"].setdefault(table, {}).setdefault(name, {}).update(attrs)
             merged["rerun"] = merged["rerun"] or bool(result.get("rerun"))
             merged["delete"] = merged["delete"] or bool(result.get("delete"))
             for key in ("env", "argv", "progname"):
@@ -309,7 +315,10 @@ class JobStarter:
                     text = "%s hook '%s' encountered an exception, request rejected" % (event, hook["name"])
                 else:
                     text = "%s request rejected by '%s'" % (event, hook["name"])
-                self.mom.log.hook(pbslog.PBSEVENT_DEBUG2, hook["name"], text)
+                if result.get("exception") and event in hookrun.EXCEPTION_LOGGING_EVENTS:
+                    self._log_hook_exception(jobid, text)
+                else:
+                    self.mom.log.hook(pbslog.PBSEVENT_DEBUG2, hook["name"], text)
                 if (result.get("alarm") or result.get("exception")) and event in OFFLINE_EVENTS \
                         and "offline_vnodes" in str(hook.get("fail_action", "")).split(","):
                     self.offline_own_vnodes(hook["name"])
@@ -320,6 +329,15 @@ class JobStarter:
                 raise HookRejected(message, merged)
         merged["job"] = job
         return job, merged
+
+    def _log_hook_exception(self, jobid, text):
+        """The mom's lines for a hook whose pbs_python exited 254 (an uncaught exception,
+        ``mom_process_hooks()`` in src/resmom/mom_hook_func.c): ``run_hook``'s error, then
+        ``text`` (``... encountered an exception, request rejected``) for the job."""
+        pbs_exec = pbsconf.load().get("PBS_EXEC", "/opt/pbs")
+        self.mom.log.svr(pbslog.PBSEVENT_ERROR, "pbs_mom", "run_hook, execv of %s/bin/pbs_python resulted in "
+                         "nonzero exit status=254" % pbs_exec)
+        self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, text)
 
     def _skip_crashed_hook(self, event, hook, job, context):
         """A hook's pbs_python crashed (``src/resmom/mom_hook_func.c``, ``mom_process_hooks``:
@@ -655,7 +673,11 @@ class JobStarter:
                                                 runner=child.run_hook)
         except HookRejected as exc:
             child.abort()
-            self._apply_vnode_changes(exc.result["vnodes"])
+            # The job child's starter_return(): JOB_EXEC_FAILHOOK_RERUN after job.rerun(),
+            # else JOB_EXEC_FAILHOOK_DELETE (src/resmom/start_exec.c).
+            self.mom.log.job(JOB_ERROR_CLASS, jobid, "job not started, Failure %d"
+                             % (JOB_EXEC_FAILHOOK_RERUN if exc.result["rerun"] else JOB_EXEC_FAILHOOK_DELETE))
+            self._apply_vnode_changes(exc.result.get("vnodes_by_list"))
             hold = exc.result["job"].get("Hold_Types")
             self._requeue(record, hold=hold if hold and hold != "n" and hold != job.get("Hold_Types") else None,
                           comment=str(exc), reason="execjob_launch hook rejected",
@@ -664,7 +686,7 @@ class JobStarter:
         except BaseException:
             child.abort()
             raise
-        self._apply_vnode_changes(launch["vnodes"])
+        self._apply_vnode_changes(launch.get("vnodes_by_list"))
         new = {k: record.job.get(k) for k in old}
         if all(new[k] for k in new) and new["exec_vnode"] != old["exec_vnode"]:
             rejection = self._prune(record, old, new)
@@ -693,16 +715,25 @@ class JobStarter:
         record.late_prologue_hosts = [h for h in record.late_prologue_hosts if h not in back]
         return back
 
-    def _apply_vnode_changes(self, changes):
-        for vnode, attrs in (changes or {}).items():
-            message = {"op": "mom_node_update", "vnode": vnode}
-            if "state" in attrs:
-                message["state"] = attrs["state"]
-            if "comment" in attrs:
-                message["comment"] = attrs["comment"]
-            if "resources_available" in attrs:
-                message["resources_available"] = attrs["resources_available"]
-            self.mom.send_server(message)
+    def _apply_vnode_changes(self, changes_by_list):
+        """Report the vnode changes of a hook run to the server, one ``mom_node_update``
+        per vnode, naming this mom and the list the hook changed it through:
+        ``changes_by_list`` ``{"vnode_list"|"vnode_list_fail": {vnode: {attribute: value}}}``
+        (the hook result's ``vnodes_by_list``; None for none). As pbs_mom sends the two
+        lists in separate requests, the server may refuse one and apply the other."""
+        for table, changes in (changes_by_list or {}).items():
+            for vnode, attrs in changes.items():
+                self._send_vnode_change(table, vnode, attrs)
+
+    def _send_vnode_change(self, table, vnode, attrs):
+        message = {"op": "mom_node_update", "vnode": vnode, "mom": self.mom.host_name, "hook_list": table}
+        if "state" in attrs:
+            message["state"] = attrs["state"]
+        if "comment" in attrs:
+            message["comment"] = attrs["comment"]
+        if "resources_available" in attrs:
+            message["resources_available"] = attrs["resources_available"]
+        self.mom.send_server(message)
 
     def _prune(self, record, old, new):
         """Apply a release_nodes() result (interfaces 8, 9). Returns None, or the message

@@ -1698,11 +1698,21 @@ class ServerCore:
         return {"applied": True, "exec_host": job["exec_host"]}
 
     def op_mom_node_update(self, message):
+        """A mom hook changed vnode ``vnode``. A change made through ``vnode_list``
+        (``hook_list``) by a mom (``mom``: its host name) that does not own the vnode is
+        refused, as OpenPBS's ``update2_to_vnode()`` refuses an IS_UPDATE_FROM_HOOK request
+        (src/server/node_manager.c): a DEBUG2 line under the sending mom, nothing changed,
+        reply ``{"refused": text}``. Changes through ``vnode_list_fail`` (IS_UPDATE_FROM_HOOK2)
+        and reports without ``hook_list`` apply to any vnode."""
         with self.lock:
             name = message.get("vnode")
             node = self.state.nodes.get(name)
             if node is None:
                 raise PbsError(models.PBSE_UNKNODE, "Unknown node %s" % name)
+            refusal = self._hook_update_refusal(node, name, message)
+            if refusal is not None:
+                self.log.record(pbslog.PBSEVENT_DEBUG2, pbslog.OBJ_NODE, message["mom"], refusal)
+                return {"refused": refusal}
             state = message.get("state")
             if state == "offline":
                 node["_offline"] = True
@@ -1720,6 +1730,17 @@ class ServerCore:
             self.state.save()
         self.wake_scheduler()
         return {}
+
+    @staticmethod
+    def _hook_update_refusal(node, name, message):
+        """The text refusing a mom hook's change of vnode ``name`` (dict ``node``), or None
+        when it may be applied (see :meth:`op_mom_node_update`). The vnode's owner is its
+        ``Mom`` (a host name, or the address ``create node`` gave) or its host."""
+        sender = message.get("mom")
+        owners = (node.get("Mom", name), node.get("resources_available.host"))
+        if message.get("hook_list") != "vnode_list" or not sender or sender in owners:
+            return None
+        return "Not allowed to update vnode '%s', as it is owned by a different mom" % name
 
     def op_mom_job_obit(self, message):
         """Job done. An obit for a job that is gone or not running (already requeued) is
