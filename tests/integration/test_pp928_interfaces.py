@@ -188,26 +188,47 @@ def test_pp928_i5_silent_sister_is_not_in_vnode_list_fail(clean):
         pbsjobs.set_mom_config(clean, "mom1", {})
 
 
-@pytest.mark.openpbs_differs("the vnode the launch hook offlined through vnode_list stayed free on the server")
-def test_pp928_i6_launch_hook_holds_job_and_offlines_a_vnode(clean):
+def test_pp928_i6_launch_hook_holds_job_but_cannot_offline_a_sisters_vnode(clean):
+    """The hook's hold and rerun apply; its change of mom2's vnode through vnode_list does
+    not: the server takes vnode_list changes only for vnodes of the mom that sends them
+    (vnode_list_fail changes for any vnode)."""
     pbsjobs.install_hook(clean, "pp928_launch", ["execjob_launch"], LAUNCH_HOOK)
     pbsjobs.wait_hook_on_moms(clean, MOMS, "pp928_launch")
     jobid = pbsjobs.qsub(clean, TWO_NODES + ["-N", "i6hold", "--", "/bin/true"])
     attrs = pbsjobs.wait_job(clean, jobid, lambda a: a.get("job_state") == "H", 60, "held by the launch hook")
     assert attrs["Hold_Types"] == "s"
+    refusal = ";Node;mom1;Not allowed to update vnode 'mom2', as it is owned by a different mom"
+    lines = pbsjobs.wait_for(lambda: [l for l in pbsjobs.log_lines(clean, pbsjobs.SERVER, kind="server_logs")
+                                      if l.endswith(refusal)], 30, "the server to refuse the vnode change")
+    assert ";0100;" in lines[0], lines
     node = pbsjobs.pbsnodes(clean, "mom2")
-    assert node["state"] == "offline" and node["comment"] == "pp928 launch: offlined through vnode_list"
+    assert node["state"] == "free" and "pp928 launch" not in node.get("comment", ""), node
+    primary = pbsjobs.job_log_lines(clean, "mom1", jobid)
+    assert any(l.endswith(";0001;pbs_mom;Job;%s;job not started, Failure -16" % jobid) for l in primary), primary
 
 
-@pytest.mark.openpbs_differs("the hook setting a server attribute at execjob_launch is logged as 'encountered an exception, request rejected'")
-def test_pp928_i6_launch_hook_setting_server_attribute_logged_at_debug2(clean):
+def test_pp928_i6_launch_hook_setting_server_attribute_is_an_exception(clean):
+    """Setting a server attribute at execjob_launch raises in the hook, which fails like
+    any hook exception: pbs_python's error lines, then the rejection."""
     pbsjobs.install_hook(clean, "pp928_launch", ["execjob_launch"], LAUNCH_HOOK)
     pbsjobs.wait_hook_on_moms(clean, MOMS, "pp928_launch")
-    pbsjobs.qsub(clean, TWO_NODES + ["-N", "i6server", "--", "/bin/true"])
-    text = ("Can only set progname, argv, env event parameters as well as job, resource, vnode "
-            "under execjob_launch hook.")
-    pbsjobs.wait_for(lambda: pbsjobs.log_lines(clean, "mom1", text), 60, "the refusal in mom1's log")
-    assert all(";0100;" in l for l in pbsjobs.log_lines(clean, "mom1", text))
+    jobid = pbsjobs.qsub(clean, TWO_NODES + ["-N", "i6server", "--", "/bin/true"])
+    rejected = "execjob_launch hook 'pp928_launch' encountered an exception, request rejected"
+    pbsjobs.wait_for(lambda: any(l.endswith(";" + rejected) for l in pbsjobs.job_log_lines(clean, "mom1", jobid)),
+                     60, "the rejection in mom1's log")
+    error = ";0001;pbs_python;Svr;pbs_python;PBS server internal error (15011) in Error evaluating Python script, "
+    expected = [error + "<class 'AssertionError'>",
+                error + "Can only set progname, argv, env event parameters as well as job, resource, vnode "
+                        "under execjob_launch hook.",
+                ";0100;pbs_python;Hook;pp928_launch;" + rejected,
+                ";0001;pbs_mom;Svr;pbs_mom;run_hook, execv of /opt/pbs/bin/pbs_python resulted in nonzero "
+                "exit status=254",
+                ";0008;pbs_mom;Job;%s;%s" % (jobid, rejected),
+                ";0001;pbs_mom;Job;%s;job not started, Failure -17" % jobid]
+    lines = pbsjobs.log_lines(clean, "mom1")
+    first = next(i for i, l in enumerate(lines) if l.endswith(expected[0]))
+    assert [l[19:] for l in lines[first:first + len(expected)]] == expected, lines[first:first + 10]
+    assert pbsjobs.qmgr(clean, "list server scheduling").stdout.split("=")[-1].strip() == "True"
 
 
 # ------------------------------------------------------------------ interface 9
