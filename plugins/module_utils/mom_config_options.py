@@ -464,6 +464,10 @@ def check_name(name, unchecked=()):
         if not isinstance(name, str) or not _OPTION_NAME.match(name):
             raise MomConfigValueError("%r is not an option name (lower-case letters, digits "
                                       "and '_', without '$')" % (name,))
+        if name in RULES:
+            raise MomConfigValueError(
+                "%s is checked by this module and cannot be unchecked; remove it from "
+                "unchecked_options (accepted: %s)" % (name, RULES[name].accepts))
         return
     if name in RULES:
         return

@@ -109,9 +109,9 @@ options:
   unchecked_options:
     description:
       - Option names written without a type check - any value on one line without
-        C(#). For options this module has no rule for; pbs_mom exits on a line it
-        cannot parse, so the task may then fail after the reload (the previous file is
-        put back).
+        C(#). Only for options this module has no rule for (an option listed in
+        O(options) above is refused here); pbs_mom exits on a line it cannot parse, so
+        the task may then fail after the reload (the previous file is put back).
     type: list
     elements: str
     default: []
@@ -188,6 +188,19 @@ EXAMPLES = r'''
     options:
       job_launch_delay: 45
     reload: false
+
+- name: A node under maintenance - write the file, warn that pbs_mom is not running
+  hpc.pbs.mom_config:
+    options:
+      restrict_user: true
+      restrict_user_maxsysid: 999
+    mom_not_running: warn
+
+- name: An option of a Cray (ALPS) build of pbs_mom, which this module has no rule for
+  hpc.pbs.mom_config:
+    options:
+      alps_client: /opt/cray/alps/default/bin/apbasil
+    unchecked_options: [alps_client]
 
 - name: Go back to the defaults derived from the hooks' alarms
   hpc.pbs.mom_config:

@@ -136,6 +136,8 @@ def test_unknown_and_uncheckable_names_need_unchecked_options():
             normalize_value("alps_client", bad, unchecked=("alps_client",))
     with pytest.raises(MomConfigValueError, match="is not an option name"):
         opts.check_name("$bad name", unchecked=("$bad name",))
+    with pytest.raises(MomConfigValueError, match="job_launch_delay is checked by this module"):
+        normalize_value("job_launch_delay", 10 ** 25, unchecked=("job_launch_delay",))
 
 
 def test_a_line_longer_than_the_mom_reads_is_refused():
