@@ -541,9 +541,9 @@ def run(module, params, paths, path, desired, remove, expected, mode, unchecked)
         differences = stale_values(module, paths, new_options, names, changed)
     reason = reload_reason(mode, changed, differences)
     result["changed"] = changed or bool(differences) or mode == "always"
-    if mode == "never" and differences:
-        module.warn("%s; it reads the file at its next reload or start"
-                    % differences_text(differences))
+    if mode == "never" and differences and not changed:
+        module.warn("%s (written before this task); it reads the file at its next reload "
+                    "or start" % differences_text(differences))
     if module.check_mode:
         result["reload_reason"] = reason if mode != "never" else None
         module.exit_json(**result)
@@ -556,7 +556,7 @@ def run(module, params, paths, path, desired, remove, expected, mode, unchecked)
     result["reload_reason"] = reason
     reload_and_verify(module, params, paths, pid, expected, dict(
         changed=changed, existed=existed, old_bytes=old_bytes, old_text=old_text,
-        file_state=file_state, differences=differences), result)
+        file_state=file_state), result)
 
 
 def not_running(module, params, paths, path, new_text, changed, file_state, result):
