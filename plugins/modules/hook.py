@@ -249,8 +249,9 @@ preflight:
       description: Why the body was not loaded (no pbs_python, or one without hook mode).
       type: str
 commands:
-  description: The qmgr commands fed on stdin, each invocation ending with C(list) (in check mode the ones that would run;
-    temporary file names are then shown as C(<temporary file>)).
+  description: The qmgr commands fed on stdin, each qmgr invocation ending with C(list)
+    (in check mode the ones that would run; temporary file names are then shown as
+    C(<temporary file>)).
   returned: always
   type: list
   elements: str
@@ -440,8 +441,9 @@ def preflight_body(module, paths, params, name, current, body, config):
         return preflight.check(body, display_name, name, events_after(params, current),
                                alarm, config=config, config_path=config_path)
     except HookBodyRefused as exc:
-        module.fail_json(msg="%s. Nothing was changed: the hook %s was not created, "
-                             "imported or enabled." % (exc, name))
+        module.fail_json(msg="%s. Nothing was changed: hook %s was neither created nor "
+                             "touched (attributes, body, config and enabled state as they "
+                             "were)." % (exc, name))
     except HookPreflightError as exc:
         module.fail_json(**exc.fail_kwargs())
     finally:
