@@ -122,18 +122,6 @@ def test_qdel_of_subjob_leaves_it_expired_and_qdel_of_array_ends_it(server):
     assert (rc, err) == (153, "qstat: Unknown Job Id 0[].vm\n")
 
 
-def test_plain_job_held_after_21_failed_starts(server):
-    daemon, add_mom = server
-    mom = add_mom(verdict=lambda job: "reject")
-    jobid = submit("--", "/bin/true")
-    testing.wait_for(lambda: attrs_of(jobid).get("job_state") == "H", "job held", deadline=60)
-    attrs = attrs_of(jobid)
-    assert (attrs["run_count"], attrs["Hold_Types"]) == ("21", "s")
-    assert attrs["comment"] == "job held, too many failed attempts to run"
-    assert len(mom.ops("run_job")) == 21
-    assert "resources_assigned.ncpus = 0\n" in node_text()
-
-
 def test_large_run_count_is_held_after_one_rejection(server):
     _, add_mom = server
     mom = add_mom(verdict=lambda job: "reject")
@@ -217,29 +205,6 @@ def begin_exceptions(mom):
     return count
 
 
-def test_plain_job_held_after_21_execjob_begin_exceptions(real_mom_server):
-    _, mom = real_mom_server
-    jobid = submit("--", "/bin/true")
-    testing.wait_for(lambda: attrs_of(jobid).get("job_state") == "H", "job held", deadline=120)
-    attrs = attrs_of(jobid)
-    assert (attrs["run_count"], attrs["Hold_Types"]) == ("21", "s")
-    assert attrs["comment"] == "job held, too many failed attempts to run"
-    assert begin_exceptions(mom) == 21
-
-
-def test_subjob_held_after_21_execjob_begin_exceptions_holds_array(real_mom_server):
-    _, mom = real_mom_server
-    # one subjob at a time: each takes every CPU the mom reports
-    submit("-J", "1-2", "-l", "select=1:ncpus=%s" % mom_ncpus(), "--", "/bin/true")
-    testing.wait_for(lambda: attrs_of("0[].vm").get("job_state") == "H", "array held", deadline=120)
-    sub = attrs_of("0[1].vm")
-    assert (sub["job_state"], sub["run_count"], sub["Hold_Types"]) == ("H", "21", "s")
-    assert sub["comment"] == "job held, too many failed attempts to run"
-    assert attrs_of("0[].vm")["comment"] == "Job Array Held, too many failed attempts to run subjob 0[1].vm"
-    assert attrs_of("0[2].vm")["job_state"] == "Q"
-    assert begin_exceptions(mom) == 21
-
-
 @pytest.fixture
 def unreachable_mom_server(tmp_path, monkeypatch):
     """The in-process server with node ``mom1`` free (a FakeMom answered its ping), whose
@@ -267,20 +232,41 @@ def server_log(daemon):
     return lines
 
 
-def test_plain_job_held_after_21_starts_on_unreachable_mom(unreachable_mom_server):
-    daemon = unreachable_mom_server
+def requeues(daemon, jobid):
+    """How many times the server requeued ``jobid`` after its mom could not be reached."""
+    prefix = "0008;Server@vm;Job;%s;Job requeued, execution node " % jobid
+    return sum(1 for line in server_log(daemon) if line.startswith(prefix))
+
+
+@pytest.fixture(params=["rejecting_fake_mom", "raising_execjob_begin_hook", "unreachable_mom"])
+def failed_starts(request):
+    """``failed_starts(jobid) -> int`` for a server whose every start of a job on mom1
+    fails in one of the ways above, counted where that way leaves its trace: the fake
+    mom's run_job requests, the real mom's hook exceptions, the server's requeues."""
+    if request.param == "rejecting_fake_mom":
+        _, add_mom = request.getfixturevalue("server")
+        mom = add_mom(verdict=lambda job: "reject")
+        return lambda jobid: sum(1 for run in mom.ops("run_job") if run["job"]["id"] == jobid)
+    if request.param == "raising_execjob_begin_hook":
+        _, mom = request.getfixturevalue("real_mom_server")
+        return lambda jobid: begin_exceptions(mom)
+    daemon = request.getfixturevalue("unreachable_mom_server")
+    return lambda jobid: requeues(daemon, jobid)
+
+
+def test_plain_job_held_after_21_failed_starts(failed_starts):
     jobid = submit("--", "/bin/true")
     testing.wait_for(lambda: attrs_of(jobid).get("job_state") == "H", "job held", deadline=120)
     attrs = attrs_of(jobid)
     assert (attrs["run_count"], attrs["Hold_Types"]) == ("21", "s")
     assert attrs["comment"] == "job held, too many failed attempts to run"
-    requeued = [l for l in server_log(daemon) if l.startswith("0008;Server@vm;Job;%s;Job requeued, execution node " % jobid)]
-    assert len(requeued) == 21
+    assert failed_starts(jobid) == 21
+    assert "resources_assigned.ncpus = 0\n" in node_text()
 
 
-def test_subjob_held_after_21_starts_on_unreachable_mom_holds_array(unreachable_mom_server):
-    daemon = unreachable_mom_server
-    submit("-J", "1-2", "--", "/bin/true")
+def test_subjob_held_after_21_failed_starts_holds_the_array(failed_starts):
+    # one subjob at a time: each takes every CPU the mom reports
+    submit("-J", "1-2", "-l", "select=1:ncpus=%s" % mom_ncpus(), "--", "/bin/true")
     testing.wait_for(lambda: attrs_of("0[].vm").get("job_state") == "H", "array held", deadline=120)
     sub = attrs_of("0[1].vm")
     assert (sub["job_state"], sub["run_count"], sub["Hold_Types"]) == ("H", "21", "s")
@@ -289,3 +275,4 @@ def test_subjob_held_after_21_starts_on_unreachable_mom_holds_array(unreachable_
     assert parent["comment"] == "Job Array Held, too many failed attempts to run subjob 0[1].vm"
     assert parent["Hold_Types"] == "s"
     assert attrs_of("0[2].vm")["job_state"] == "Q"
+    assert failed_starts("0[1].vm") == 21
