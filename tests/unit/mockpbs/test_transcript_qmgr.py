@@ -85,6 +85,7 @@ def test_site_hook_lifecycle_matches_transcript_b(server, tmp_path):
         got = run_qmgr(server, line)
         seen[command] = seen.get(command, 0) + 1
         assert got == (rc, out, err), "%s (occurrence %d)" % (command, seen[command])
+    assert sum(seen.values()) == 85
 
 
 def test_missing_import_file_is_reported_by_the_client(server):
@@ -110,7 +111,7 @@ def test_pbshook_rules_match_transcript_b_cray_atom(server, tmp_path):
         line = line.replace("/root/", str(tmp_path) + "/")
         assert run_qmgr(server, line) == (rc, out, err), command
         checked += 1
-    assert checked > 20
+    assert checked == 40
 
 
 def test_pbshook_hk_file_after_changes_matches_transcript_b(server):
@@ -148,11 +149,14 @@ def test_qmgr_errors_match_transcript_k(server, command):
 
 
 def test_qmgr_quoting_sequence_matches_transcript_k(server):
+    compared = 0
     for command, out, err, rc in blocks("k_qmgr_quoting_and_formats.txt"):
         if not command.startswith('qmgr -c "') or '" -c' in command or "|" in command or ";" in command:
             continue
         line = qmgr_c(command).replace('\\\\"', '\\"')
         assert run_qmgr(server, line) == (rc, out, err), command
+        compared += 1
+    assert compared == 24
 
 
 def test_stdin_mode_and_last_c_wins_match_transcript_k(server):
@@ -167,10 +171,13 @@ def test_stdin_mode_and_last_c_wins_match_transcript_k(server):
 
 
 def test_default_qsub_arguments_listing_matches_transcript_d(server):
+    compared = 0
     for command, out, err, rc in blocks("d_default_qsub_arguments_tolerate_node_failures.txt"):
         if not command.startswith('qmgr -c "') or "|" in command or ";" in command:
             continue
         assert run_qmgr(server, qmgr_c(command)) == (rc, out, err), command
+        compared += 1
+    assert compared == 24
     run_qmgr(server, "set server default_qsub_arguments = '-W tolerate_node_failures=job_start'")
     print_lines = run_qmgr(server, "print server")[1].splitlines()
     assert print_lines[26] == 'set server default_qsub_arguments = "-W tolerate_node_failures=job_start"'
