@@ -33,6 +33,10 @@ periodic status update) and the pruning's ``clearing job``/``deallocating`` line
 both moms on one host real PBS credits every vnode to the first mom's host, a set-up
 the mock cluster never has).
 
+At the end, the transcript's ``qstat -fx <job> | grep -E ...`` block (g, both sessions,
+and j) is run over the mock's ``qstat -fx`` of the job, line by line (a comment's time
+as ``<when>``).
+
 Not replayed: job 18 of g_reliable_job_startup_2nodes (its ``R`` record follows a
 requeue caused by two moms sharing one host name, a set-up the mock cluster never
 has), and job 15 of j_second_mom_same_host (``place=scatter`` over two vnodes of one
@@ -47,30 +51,35 @@ import re
 import pytest
 
 from mockpbs import testaddr, wire
-from mockpbs.cli import common, pbsnodes, qmgr, qsub
+from mockpbs.cli import common, pbsnodes, qmgr, qstat, qsub
 from mockpbs.server import testing
 
 TIME_FIELDS = ("ctime", "qtime", "etime", "start", "end")
 MOM_RESOURCES = {"ncpus": "2", "host": "vm"}
 
-Replay = collections.namedtuple("Replay", "transcript command jobid qsub_argv records server_log")
+Replay = collections.namedtuple("Replay", "transcript command jobid qsub_argv records server_log final_qstat")
 REPLAYS = {
     "g_one_mom": Replay("g_reliable_job_startup.txt",
                         "tail -n +40 /var/spool/pbs/server_priv/accounting/20261121 | grep '12.vm'",
                         "12.vm", ["-l", "select=1:ncpus=1", "-l", "site=1:ncpus=1",
                                   "-W", "tolerate_node_failures=job_start", "--", "/bin/sleep", "20"], 3,
                         "tail -n +1574 /var/spool/pbs/server_logs/20261121 | grep -E "
-                        "'12.vm|rjs_hook|queuejob hook|select spec'"),
+                        "'12.vm|rjs_hook|queuejob hook|select spec'",
+                        "qstat -fx 12.vm | grep -E 'job_state|Resource_List|tolerate_node_failures|exec_vnode|"
+                        "Exit_status|run_count|resources_used'"),
     "g_two_moms_pruned": Replay(
         "g_reliable_job_startup_2nodes.txt", "grep -F ';17.vm;' /var/spool/pbs/server_priv/accounting/$(date +%Y%m%d)",
         "17.vm", ["-l", "select=1:ncpus=1+2:ncpus=1", "-l", "site=1:ncpus=1+1:ncpus=1", "-l", "place=free",
                   "-W", "tolerate_node_failures=job_start", "--", "/bin/sleep", "15"], 5,
-        "grep -F '17.vm' /var/spool/pbs/server_logs/$(date +%Y%m%d) | tail -15"),
+        "grep -F '17.vm' /var/spool/pbs/server_logs/$(date +%Y%m%d) | tail -15",
+        "qstat -fx 17.vm | grep -E 'job_state|Resource_List|exec_host|exec_vnode|schedselect|tolerate|"
+        "Exit_status|run_count'"),
     "h_job_array": Replay("h_job_arrays.txt", "grep -F ';14[' /var/spool/pbs/server_priv/accounting/$(date +%Y%m%d)",
-                          "14[].vm", ["-J", "1-3", "--", "/bin/sleep", "5"], 9, None),
+                          "14[].vm", ["-J", "1-3", "--", "/bin/sleep", "5"], 9, None, None),
     "j_vscatter_two_moms": Replay(
         "j_second_mom_same_host.txt", "grep -F '16.vm' /var/spool/pbs/server_priv/accounting/$(date +%Y%m%d)",
-        "16.vm", ["-l", "select=2:ncpus=1", "-l", "place=vscatter", "--", "/bin/sleep", "10"], 3, None),
+        "16.vm", ["-l", "select=2:ncpus=1", "-l", "place=vscatter", "--", "/bin/sleep", "10"], 3, None,
+        "qstat -fx 16.vm | grep -E 'job_state|exec_host|exec_vnode|comment|Exit_status|run_count'"),
 }
 # h ran before the second mom was added (j): one mom then.
 MOMS_OF = {"g_one_mom": ("vm",), "h_job_array": ("vm",)}
@@ -259,6 +268,29 @@ def test_accounting_records_match_the_transcript_field_by_field(mock_side, name)
             # The block shows the last lines only: the mock's last lines must be those.
             got = got[-len(expected):]
         assert got == expected
+    if replay.final_qstat:
+        assert final_qstat_lines(replay, ids) == expected_final_qstat(replay)
+
+
+WHEN = re.compile(r"at \w{3} \w{3} +\d+ at \d\d:\d\d")
+
+
+def expected_final_qstat(replay):
+    """The lines of the transcript's ``qstat -fx <job> | grep -E ...`` block, the time in
+    a comment as ``<when>``."""
+    out = next(b[1] for b in blocks(replay.transcript) if b[0] == replay.final_qstat)
+    return [WHEN.sub("<when>", line) for line in out.splitlines()]
+
+
+def final_qstat_lines(replay, ids):
+    """The same ``grep -E`` over the mock's ``qstat -fx`` of the job (physical lines, as
+    grep sees them), without continuation lines: the replay passes what the session's
+    queuejob hook set (``site``, ``tolerate_node_failures``) as qsub arguments, so the
+    mock's Submit_arguments is longer and wraps where the real one did not."""
+    pattern = re.compile(replay.final_qstat.rsplit("'", 2)[1])
+    _, out, _ = testing.run_cli(qstat.main, ["-fx", ids(replay.jobid)])
+    return [WHEN.sub("<when>", line) for line in out.splitlines()
+            if pattern.search(line) and not line.startswith("\t")]
 
 
 def log_fields(line, ids=None):

@@ -1563,6 +1563,9 @@ class ServerCore:
             self._release_nodes(job)
         if self.state.server.get("job_history_enable") == "True":
             job["job_state"], job["substate"] = "F", "92"
+            if job.get("comment"):
+                # OpenPBS update_job_finish_comment() for the FINISHED substate.
+                job["comment"] += " and finished"
             if exit_status is not None:
                 job["Exit_status"] = str(exit_status)
         else:
