@@ -3,8 +3,9 @@
 Reads mutmut 2.x's cache (``.mutmut-cache``, SQLite, in the current directory) and prints
 one row per mutated path (``plugins/module_utils``, ``plugins/modules``, ``files/hooks``)
 and a total: mutants killed, survived, timed out, suspicious (killed, but slowly), skipped
-and untested. The score is killed / (all - skipped), in percent; "suspicious" counts as
-killed (the tests failed). Exit status: 0 at or above ``--target`` percent (default 90),
+and untested (``--by-file``: one row per mutated file). The score is killed / tested,
+where tested excludes the skipped and the untested (a run stopped early), in percent;
+"suspicious" counts as killed (the tests failed). Exit status: 0 at or above ``--target`` percent (default 90),
 1 below it, 2 when the cache is missing or holds no tested mutant.
 """
 import argparse
@@ -17,20 +18,22 @@ STATUSES = ("ok_killed", "ok_suspicious", "bad_survived", "bad_timeout", "skippe
 KILLED = ("ok_killed", "ok_suspicious")
 
 
-def counts_by_path(cache):
-    """Map: directory of the mutated file -> Counter of mutant statuses."""
+def counts_by_path(cache, by_file=False):
+    """Map: directory (or, ``by_file``, path) of the mutated file -> Counter of statuses."""
     query = ("SELECT SourceFile.filename, Mutant.status FROM Mutant"
              " JOIN Line ON Mutant.line = Line.id JOIN SourceFile ON Line.sourcefile = SourceFile.id")
     counts = collections.defaultdict(collections.Counter)
     with sqlite3.connect(cache) as db:
         for filename, status in db.execute(query):
-            counts[os.path.dirname(os.path.normpath(filename))][status] += 1
+            path = os.path.normpath(filename)
+            counts[path if by_file else os.path.dirname(path)][status] += 1
     return counts
 
 
 def score(counter):
-    """Percent of the mutants tested (not skipped) that were killed; None if none was."""
-    tested = sum(n for status, n in counter.items() if status != "skipped")
+    """Percent of the mutants tested (neither skipped nor untested) that were killed; None
+    if none was tested."""
+    tested = sum(n for status, n in counter.items() if status not in ("skipped", "untested"))
     return None if not tested else 100.0 * sum(counter[s] for s in KILLED) / tested
 
 
@@ -56,11 +59,12 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", default=".mutmut-cache")
     parser.add_argument("--target", type=float, default=90.0, help="minimum score, percent")
+    parser.add_argument("--by-file", action="store_true", help="one row per mutated file")
     args = parser.parse_args(argv)
     if not os.path.exists(args.cache):
         print("no %s here: run `make mutation` first" % args.cache, file=sys.stderr)
         return 2
-    total_score = score(print_table(counts_by_path(args.cache)))
+    total_score = score(print_table(counts_by_path(args.cache, args.by_file)))
     if total_score is None:
         print("no mutant was tested", file=sys.stderr)
         return 2
