@@ -130,3 +130,39 @@ def test_new_gate_variables_are_known_and_accepted(fake_pbs, extra):
     rc, output, recap = run_rollout(fake_pbs, dict(GOOD, **extra))
     assert "unknown variable" not in output and "must be N or N%" not in output, output
     assert fake_pbs["calls"].exists(), output
+
+
+def list_tasks(tmp_path, *options):
+    """``ansible-playbook --list-tasks`` of rollout.yml with ``options`` (no host contacted)."""
+    collections = tmp_path / "collections" / "ansible_collections" / "hpc"
+    collections.mkdir(parents=True, exist_ok=True)
+    if not (collections / "pbs").exists():
+        (collections / "pbs").symlink_to(REPO)
+    inventory = tmp_path / "inventory.ini"
+    inventory.write_text("[pbs_server]\nsrv ansible_connection=local\n[pbs_mom]\nmom1 ansible_connection=local\n")
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(tmp_path / "collections"), ANSIBLE_NOCOLOR="1",
+               ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_LOCAL_TEMP=str(tmp_path / "ansible-local"))
+    argv = [str(VENV_BIN / "ansible-playbook"), "-i", str(inventory), str(PLAYBOOK), "--list-tasks"] + list(options)
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+GATE_TASKS = ("Read the cluster's health before the batch", "Read the cluster's health after the batch",
+              "Stop the rollout at the health gate")
+
+
+def test_tags_select_the_parts(tmp_path):
+    """Tags as site.yml and audit.yml name the parts; the input checks always run."""
+    scheduler = list_tasks(tmp_path, "--tags", "scheduler")
+    assert "Set the scheduler attributes" in scheduler and "Refuse unknown rollout_" in scheduler
+    assert "Install or update the hook" not in scheduler and "Roll out to one host" not in scheduler
+    server_hook = list_tasks(tmp_path, "--tags", "server_hook")
+    assert "Install or update the hook" in server_hook and "Set the server attributes" in server_hook
+    assert "Set the scheduler attributes" not in server_hook and "Mark the node offline" not in server_hook
+    moms = list_tasks(tmp_path, "--tags", "mom_tunables")
+    assert "Mark the node offline" in moms and all(task in moms for task in GATE_TASKS)
+    assert "Install or update the hook" not in moms
+    without_gate = list_tasks(tmp_path, "--skip-tags", "health_gate")
+    assert "Mark the node offline" in without_gate and "Install or update the hook" in without_gate
+    assert not any(task in without_gate for task in GATE_TASKS)
