@@ -1,0 +1,38 @@
+"""hpc.pbs.qmgr task checks and plans that mutation testing found untested
+(docs/testing.md, "Mutation testing"): every problem of a task is reported, not only the
+first, and one attribute already as wanted does not stop the plan of the next."""
+from ansible_collections.hpc.pbs.plugins.modules import qmgr as qmgr_module
+
+
+def test_every_problem_of_a_task_is_reported_in_order():
+    attributes = {"bad name": 1, "comment": {"a": 1}, "scheduling": None,
+                  "default_queue": "no such,q"}
+    problems = qmgr_module.task_problems("server", ["vm"], attributes, "present", "replace")
+    assert len(problems) == 3
+    assert problems[0].startswith("server attribute name 'bad name' is not accepted")
+    assert problems[1] == ("attribute comment: a dict is not a qmgr value; give a string, "
+                           "number, boolean or list")
+    assert problems[2].startswith("server attribute default_queue: queue name 'no such,q'")
+
+
+def test_the_several_objects_hint_is_only_for_a_name_with_a_comma():
+    plain, = qmgr_module.task_problems("server", ["bad name"], {}, "present", "replace")
+    listed, = qmgr_module.task_problems("server", ["bad,name"], {}, "present", "replace")
+    assert "to change several objects" not in plain
+    assert listed.endswith("; to change several objects list them in the option names")
+
+
+def test_a_replaced_list_is_checked_as_the_one_value_written():
+    problems = qmgr_module.task_problems("node", ["n1"], {"state": ["free", "offline"]},
+                                         "present", "replace")
+    assert problems == ["node attribute state: free cannot be combined with other states; "
+                        "accepted: a comma separated list of free, offline, down, sleep, "
+                        "offline_by_mom"]
+
+
+def test_an_attribute_already_as_wanted_does_not_stop_the_plan():
+    commands, predicted = qmgr_module.plan_changes(
+        "server", "vm", {"comment": "same", "scheduler_iteration": 600},
+        {"comment": "same", "scheduler_iteration": "300"}, "present", "replace")
+    assert [str(c) for c in commands] == ["set server vm scheduler_iteration = 600"]
+    assert predicted == {"comment": "same", "scheduler_iteration": "600"}
