@@ -1,7 +1,12 @@
-"""The reliable_job_startup hook's built-in defaults, which mutation testing found untested
-(docs/testing.md, "Mutation testing"): every other test gives the hook the full bundled
-config file, so a default the file repeats was never the one in force."""
+"""The reliable_job_startup hook under the ``pbs`` emulator: what mutation testing found
+untested (docs/testing.md, "Mutation testing"). Its built-in defaults (every other test
+gives the hook the full bundled config file, so a default the file repeats was never the
+one in force), increments of the wrong type or the text "1", and the hook's own name in
+its messages."""
+import json
 from pathlib import Path
+
+import pytest
 
 from mockpbs.hookrun import run_hook
 
@@ -49,3 +54,39 @@ def test_failed_vnodes_are_offlined_by_default(tmp_path):
     result = run_with_empty_config(tmp_path, "execjob_launch", context)
     assert set(result["vnodes"]) == {"s1"} and result["vnodes"]["s1"]["state"] == "offline"
     assert result["job"]["exec_vnode"] == "(ms:ncpus=1)+(s2:ncpus=1)"
+
+
+def run_queuejob(tmp_path, config, hook_name=HOOK_NAME):
+    """Run the hook's queuejob for ``select=ncpus=1+ncpus=1`` with ``config`` (the whole
+    config file, a dict) as hook ``hook_name``; returns the hook runner's result."""
+    config_path = tmp_path / (hook_name + ".CF")
+    config_path.write_text(json.dumps(config))
+    hook = {"name": hook_name, "body": str(HOOK_BODY), "config": str(config_path), "alarm": 30,
+            "user": "pbsadmin", "debug": False}
+    job = {"id": None, "Job_Name": "STDIN", "Job_Owner": "pbsuser@pbs-server", "queue": "workq",
+           "Resource_List": {"select": "ncpus=1+ncpus=1"}}
+    context = {"job": job, "daemon": "server", "server": "pbs-server", "hostname": "pbs-server",
+               "requestor": "pbsuser", "requestor_host": "pbs-server"}
+    result = run_hook(hook, "queuejob", context, str(tmp_path))
+    assert result["exception"] is None, result["exception"]
+    return result
+
+
+@pytest.mark.parametrize("increment", [1.5, True, [1]], ids=["float", "boolean", "list"])
+def test_an_increment_of_another_type_is_rejected_naming_it(tmp_path, increment):
+    result = run_queuejob(tmp_path, {"increment": increment})
+    assert not result["accepted"]
+    assert ("increment must be an integer >= 1 or a string \"N\" or \"N%%\", not %r" % increment
+            in result["reject_msg"])
+
+
+def test_an_increment_of_text_1_is_accepted(tmp_path):
+    result = run_queuejob(tmp_path, {"increment": "1"})
+    assert result["accepted"], result["reject_msg"]
+    assert result["job"]["Resource_List"]["select"] == "1:ncpus=1+2:ncpus=1"
+
+
+def test_the_hook_names_itself_by_the_name_it_was_given(tmp_path):
+    result = run_queuejob(tmp_path, {"increment": 0}, hook_name="site_rjs")
+    assert not result["accepted"]
+    assert result["reject_msg"].startswith("site_rjs: ")
