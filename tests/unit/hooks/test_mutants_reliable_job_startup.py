@@ -90,3 +90,14 @@ def test_the_hook_names_itself_by_the_name_it_was_given(tmp_path):
     result = run_queuejob(tmp_path, {"increment": 0}, hook_name="site_rjs")
     assert not result["accepted"]
     assert result["reject_msg"].startswith("site_rjs: ")
+
+
+@pytest.mark.parametrize("config, problem", [
+    ({"increment": "0"}, "increment '0' must be at least 1"),
+    ({"keep_select_resource": 5}, "keep_select_resource 5 is not a resource name"),
+    ({"queues": ["workq", ""]}, "queues must be a list of queue names, not ['workq', '']"),
+], ids=["text-0", "resource-not-text", "empty-queue-name"])
+def test_a_config_value_out_of_its_rules_is_rejected_naming_it(tmp_path, config, problem):
+    result = run_queuejob(tmp_path, config)
+    assert not result["accepted"]
+    assert problem in result["reject_msg"]

@@ -1,7 +1,11 @@
 """hpc.pbs.qmgr task checks and plans that mutation testing found untested
 (docs/testing.md, "Mutation testing"): every problem of a task is reported, not only the
-first, and one attribute already as wanted does not stop the plan of the next."""
+first, and one attribute already as wanted does not stop the plan of the next; the
+argument spec's required options and choices."""
+import pytest
+
 from ansible_collections.hpc.pbs.plugins.modules import qmgr as qmgr_module
+from hpc_pbs_module_fakes import run_module
 
 
 def test_every_problem_of_a_task_is_reported_in_order():
@@ -36,3 +40,18 @@ def test_an_attribute_already_as_wanted_does_not_stop_the_plan():
         {"comment": "same", "scheduler_iteration": "300"}, "present", "replace")
     assert [str(c) for c in commands] == ["set server vm scheduler_iteration = 600"]
     assert predicted == {"comment": "same", "scheduler_iteration": "600"}
+
+
+@pytest.mark.parametrize("args, message", [
+    ({"attributes": {"comment": "x"}}, "missing required arguments: object_type"),
+    ({"object_type": "server"}, "missing required arguments: attributes"),
+    ({"object_type": "bogus", "attributes": {}}, "value of object_type must be one of"),
+    ({"object_type": "server", "attributes": {}, "state": "bogus"}, "value of state must be one of"),
+    ({"object_type": "server", "attributes": {}, "list_mode": "bogus"},
+     "value of list_mode must be one of"),
+], ids=["no-object-type", "no-attributes", "object-type", "state", "list-mode"])
+def test_the_argument_spec_refuses_a_task_before_qmgr_runs(pbs, args, message):
+    args["pbs_conf_file"] = pbs.conf
+    code, result = run_module(qmgr_module.main, args)
+    assert code == 1 and message in result["msg"], result
+    assert not pbs.calls
