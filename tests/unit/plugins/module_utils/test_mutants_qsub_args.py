@@ -4,7 +4,7 @@ inside quotes, and the unbalanced-quote error."""
 import pytest
 
 from ansible_collections.hpc.pbs.plugins.module_utils.qsub_args import (
-    QsubArgumentsError, split_w_items)
+    QsubArgumentsError, parse_qsub_arguments, split_w_items)
 
 
 @pytest.mark.parametrize("value, items", [
@@ -22,3 +22,8 @@ def test_an_unbalanced_quote_is_an_error_naming_it(value, quote):
     with pytest.raises(QsubArgumentsError) as error:
         split_w_items(value)
     assert str(error.value) == "unbalanced %s in -W value %r" % (quote, value)
+
+
+def test_a_w_item_after_another_option_is_still_checked():
+    with pytest.raises(QsubArgumentsError, match="qsub needs name=value items"):
+        parse_qsub_arguments("-r n -W noequals")
