@@ -108,9 +108,23 @@ class MomCluster:
                 os.makedirs(os.path.join(home, "mom_priv"), exist_ok=True)
                 self.moms[name] = Mom(home, name, name, self.addresses[name], "srv",
                                       server_address=self.addresses["srv"], resolve=self.resolve)
+                self.moms[name].jobs._user = self._job_owner
         except BaseException:
             self.close()
             raise
+
+    def _job_owner(self, job):
+        """The job owner's passwd entry with its home in ``<tmp_path>/home``: the moms run
+        jobs as the test's own user, whose login shell must not read the host user's
+        dotfiles (a ``pyenv rehash`` in them waits 60 s on a lock left by a killed shell)."""
+        try:
+            user = pwd.getpwnam(job.get("euser") or "")
+        except KeyError:
+            user = pwd.getpwuid(os.getuid())
+        home = os.path.join(str(self.tmp_path), "home")
+        os.makedirs(home, exist_ok=True)
+        return pwd.struct_passwd((user.pw_name, user.pw_passwd, user.pw_uid, user.pw_gid, user.pw_gecos,
+                                  home, user.pw_shell))
 
     def resolve(self, host):
         try:
