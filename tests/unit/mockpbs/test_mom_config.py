@@ -220,3 +220,10 @@ def test_hook_copy_writes_files_mode_0700_and_logs_like_the_real_mom(mom_factory
     assert any(";0100;pbs_mom;Req;;Type 85 request received from root@" in line for line in lines)
     assert wire.request(mom.address, wire.MOM_PORT, {"op": "hook_delete", "name": "h1"}) == {"ok": True}
     assert not any(n.startswith("h1.") for n in os.listdir(os.path.join(mom.priv, "hooks")))
+
+
+def test_gen_nodefile_on_sister_mom_is_a_boolean_option_as_in_mom_main_c():
+    # special[] of mom_main.c lists it (set_gen_nodefile_on_sister_mom, set_boolean):
+    # a real mom keeps running with it, so the mock mom must not exit on it.
+    assert momconfig.parse_text("$gen_nodefile_on_sister_mom false\n").ok
+    assert not momconfig.parse_text("$gen_nodefile_on_sister_mom maybe\n").ok

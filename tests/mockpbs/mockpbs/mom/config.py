@@ -30,6 +30,7 @@ KNOWN_OPTIONS = (
     "min_check_poll", "momname", "port", "prologalarm", "sister_join_job_alarm",
     "job_launch_delay", "restart_background", "restart_transmogrify", "restrict_user",
     "restrict_user_exceptions", "restrict_user_maxsysid", "restricted", "suspendsig",
+    "gen_nodefile_on_sister_mom",
     "tmpdir", "vnodedef_additive", "usecp", "wallmult", "reject_root_scripts",
     "report_hook_checksums",
 )
@@ -47,6 +48,7 @@ _BOOLEAN_IDS = {
     "reject_root_scripts": "set_reject_root_scripts",
     "report_hook_checksums": "set_report_hook_checksums",
     "vnodedef_additive": "set_vnodedef_additive",
+    "gen_nodefile_on_sister_mom": "set_gen_nodefile_on_sister_mom",
 }
 _INT_IDS = {
     "restrict_user_maxsysid": "set_restrict_user_maxsys",
