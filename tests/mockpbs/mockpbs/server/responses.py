@@ -1303,11 +1303,14 @@ class ServerCore:
                 }
         return out
 
-    def _assign(self, job, sign):
-        """Add (sign=1) or release (sign=-1) the job's exec_vnode amounts on its vnodes."""
+    def _assign(self, job, sign, nodes=None):
+        """Add (sign=1) or release (sign=-1) the job's exec_vnode amounts on its vnodes of
+        ``nodes`` (``{name: flat attribute dict}``; None: the server's own nodes, else e.g.
+        a scheduling cycle's view of them)."""
+        nodes = self.state.nodes if nodes is None else nodes
         for chunk in selectspec.parse_exec_vnode(job.get("exec_vnode", "")):
             for name, resources in chunk:
-                node = self.state.nodes.get(name)
+                node = nodes.get(name)
                 if node is None:
                     continue
                 for key, value in resources:
@@ -1387,13 +1390,19 @@ class ServerCore:
         ``none``/``runjob_hook``: the jobs sent). Jobs are taken one at a time in queue
         order, each considered once per cycle; with ``job_run_wait = execjob_hook`` the
         cycle waits for the mom's verdict on a job before it places the next one, so the
-        vnodes of a rejected job serve later jobs of the same cycle."""
+        vnodes of a rejected job serve later jobs of the same cycle.
+
+        As the PBS scheduler, which queries the server's state once per cycle, the cycle
+        places jobs on a view of the vnodes taken at its start, minus what the jobs it ran
+        took: vnodes freed during the cycle (a job requeued or ended meanwhile) serve the
+        next cycle, which their release wakes."""
         with self.lock:
             state = self.state
             if state.server.get("scheduling") != "True" or state.sched.get("scheduling", "True") != "True":
                 return []
             mode = self.run_mode()
             self.sched_log.record(pbslog.PBSEVENT_DEBUG, pbslog.OBJ_REQ, "", "Starting Scheduling Cycle")
+            view = copy.deepcopy(state.nodes)
         considered = set()
         started = []
         while True:
@@ -1405,7 +1414,7 @@ class ServerCore:
                     considered.add(candidate["id"])
                     try:
                         placed = scheduler.place_job(candidate["schedselect"],
-                                                     candidate["Resource_List"].get("place"), self.state.nodes,
+                                                     candidate["Resource_List"].get("place"), view,
                                                      self._job_slots_in_use(candidate["id"]))
                     except selectspec.SelectSpecError:
                         placed = None
@@ -1429,9 +1438,14 @@ class ServerCore:
                 payload = (self._primary_mom(job), self.public_job(job), self._vnodes_payload(job),
                            job["run_count"])
                 self.state.save()
+                taken = {"id": jobid, "exec_vnode": placed[0]}
+                if mode != "execjob_hook":
+                    self._assign(taken, 1, nodes=view)
             if mode == "execjob_hook":
                 if self._run_and_wait(jobid, payload):
                     started.append(jobid)
+                    with self.lock:
+                        self._assign(taken, 1, nodes=view)
             else:
                 threading.Thread(target=self._send_run_job, args=(jobid, payload),
                                  name="run-%s" % jobid, daemon=True).start()
