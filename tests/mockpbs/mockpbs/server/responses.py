@@ -59,6 +59,16 @@ def _hook_error(text):
     return PbsError(models.PBSE_HOOKERROR, text, hook_error=True)
 
 
+def _compiles(body):
+    """True if ``body`` (bytes of a hook script) compiles as Python, as the server checks
+    a hook body before ``qmgr import hook`` replaces the old one (OpenPBS mgr_hook_import)."""
+    try:
+        compile(body, "<embedded code object>", "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
 def _now():
     return int(time.time())
 
@@ -572,6 +582,11 @@ class ServerCore:
                     if ext == "CF":
                         state.remove_hook_file(name, ext)
                     raise _hook_error(str(exc))
+            if ext == "PY" and not _compiles(raw):
+                text = ("Failed to compile script, hook '%s' contents not overwritten" % name
+                        if existed else "Failed to compile script")
+                self.log.hook(pbslog.PBSEVENT_DEBUG, "mgr_hook_import", text)
+                raise _hook_error(text)
             state.write_hook_file(name, ext, raw.decode(errors="replace"))
             self.log.hook(pbslog.PBSEVENT_ADMIN, name, "mgr_hook_import at request of %s" % who)
             self._push_hook(name, only=("HK", ext))
