@@ -563,6 +563,9 @@ class ServerCore:
             encoding = message.get("encoding")
             if objtype == "hook" and hook.type != "site":
                 raise _hook_error("%s not of 'site' type" % name)
+            if command == "import":
+                # OpenPBS mgr_hook_import logs the request before it checks its parameters
+                self.log.hook(pbslog.PBSEVENT_ADMIN, name, "mgr_hook_import at request of %s" % who)
             if objtype == "pbshook" and content_type != "application/x-config":
                 raise _hook_error("<content-type> must be application/x-config")
             if content_type not in ("application/x-python", "application/x-config"):
@@ -588,7 +591,6 @@ class ServerCore:
                 self.log.hook(pbslog.PBSEVENT_DEBUG, "mgr_hook_import", text)
                 raise _hook_error(text)
             state.write_hook_file(name, ext, raw.decode(errors="replace"))
-            self.log.hook(pbslog.PBSEVENT_ADMIN, name, "mgr_hook_import at request of %s" % who)
             self._push_hook(name, only=("HK", ext))
             return {"stderr": ["hook '%s' contents overwritten" % name] if existed else []}
         raise PbsError(models.PBSE_IVALREQ)
