@@ -125,7 +125,7 @@ def test_pp928_i6_mom_logs_a_launch_hook_exception_as_real_pbs_mom(mom_cluster):
     c.start()
     c.run_job(c.job(exec_vnode="(moma:ncpus=1)", exec_host="moma/0", schedselect="1:ncpus=1",
                     Resource_List={"select": "1:ncpus=1", "ncpus": "1", "nodect": "1"}))
-    c.server.wait_for("mom_job_requeue")
+    c.server.wait_for("mom_job_obit")  # a launch reject without job.rerun() ends the job
     log = c.log("moma")
     error = "0001;pbs_python;Svr;pbs_python;PBS server internal error (15011) in Error evaluating Python script, "
     rejected = "execjob_launch hook 'launch' encountered an exception, request rejected"

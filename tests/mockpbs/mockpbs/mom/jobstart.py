@@ -551,6 +551,24 @@ class JobStarter:
         with self.lock:
             self.jobs.pop(jobid, None)
 
+    def _bail_to_delete(self, record):
+        """A launch hook rejected the job without ``job.rerun()``: as the real mom's
+        exec_bail(JOB_EXEC_FAILHOOK_DELETE), the job is over, not requeued. Sisters get
+        ``delete_job``, the primary runs its execjob_end hooks (when its execjob_begin ones
+        accepted the job) and sends the server an obit with exit status -17 and only a
+        zero walltime used; the server then ends the job (Exit_status -17)."""
+        jobid = record.job["id"]
+        if record.begun:
+            self.end_hooks(record, ("execjob_end",))
+        self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "kill_job")
+        self._fire_and_forget(record.sisters, lambda h: {"op": "delete_job", "jobid": jobid})
+        self.mom.send_server({"op": "mom_job_obit", "jobid": jobid, "exit_status": JOB_EXEC_FAILHOOK_DELETE,
+                              "resources_used": {"walltime": "00:00:00"},
+                              "run_count": record.job.get("run_count")})
+        self.mom.log.job(pbslog.PBSEVENT_DEBUG2, jobid, "Obit sent")
+        with self.lock:
+            self.jobs.pop(jobid, None)
+
     def _sister_failures(self, record, replies, request_name, timed_out_log, silent_is_error=True):
         """Log the failed hosts of one phase; returns (failed hosts, tolerated).
         ``silent_is_error`` False: a host that did not answer in time gets only the phase's
@@ -678,10 +696,12 @@ class JobStarter:
             self.mom.log.job(JOB_ERROR_CLASS, jobid, "job not started, Failure %d"
                              % (JOB_EXEC_FAILHOOK_RERUN if exc.result["rerun"] else JOB_EXEC_FAILHOOK_DELETE))
             self._apply_vnode_changes(exc.result.get("vnodes_by_list"))
+            if not exc.result["rerun"]:
+                self._bail_to_delete(record)
+                return
             hold = exc.result["job"].get("Hold_Types")
             self._requeue(record, hold=hold if hold and hold != "n" and hold != job.get("Hold_Types") else None,
-                          comment=str(exc), reason="execjob_launch hook rejected",
-                          rerun=exc.result["rerun"])
+                          comment=str(exc), reason="execjob_launch hook rejected", rerun=True)
             return
         except BaseException:
             child.abort()

@@ -45,6 +45,7 @@ MAX_FAILED_RUNS = 20        # PBS_MAX_HOPCOUNT: run_count above it -> system hol
 HELD_FAILED_RUNS_COMMENT = "job held, too many failed attempts to run"
 ARRAY_HELD_COMMENT = "Job Array Held, too many failed attempts to run subjob %s"
 MOM_REJECT_COMMENT = "Not Running: PBS Error: Execution server rejected request"
+JOB_EXEC_FAILHOOK_DELETE = -17   # include/job.h: a mom hook rejected the job, which is to be deleted
 # Batch request numbers of the three run requests (src/include/libpbs.h) and the IFL call
 # the scheduler makes for each job_run_wait value (sched send_run_job()).
 RUN_REQUESTS = {
@@ -1593,10 +1594,12 @@ class ServerCore:
         if job.get("exec_vnode"):
             self._release_nodes(job)
         if self.state.server.get("job_history_enable") == "True":
-            job["job_state"], job["substate"] = "F", "92"
+            # OpenPBS svr_setjob_histinfo(): FAILED (93) for a non-zero Exit_status, else
+            # FINISHED (92); update_job_finish_comment() words the comment after it.
+            failed = bool(exit_status)
+            job["job_state"], job["substate"] = "F", "93" if failed else "92"
             if job.get("comment"):
-                # OpenPBS update_job_finish_comment() for the FINISHED substate.
-                job["comment"] += " and finished"
+                job["comment"] += " and failed" if failed else " and finished"
             if exit_status is not None:
                 job["Exit_status"] = str(exit_status)
         else:
@@ -1797,6 +1800,9 @@ class ServerCore:
                 self.log.job(pbslog.PBSEVENT_DEBUG3, jobid, "Updated job state to %d and substate to %s"
                              % (ord("E"), substate))
             exit_status = message.get("exit_status", 0)
+            if exit_status == JOB_EXEC_FAILHOOK_DELETE:
+                self.log.job(pbslog.PBSEVENT_ERROR | pbslog.PBSEVENT_JOB, jobid,
+                             "hook rejected request, requiring job to be deleted")
             job["resources_used"] = {k: str(v) for k, v in (message.get("resources_used") or {}).items()}
             end = _now()
             if job.get("_pruned"):
