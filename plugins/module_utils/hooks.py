@@ -35,7 +35,7 @@ PBSHOOK_MANAGEABLE = ("enabled", "event", "alarm", "order", "fail_action")
 CONTENT_BODY = "application/x-python"
 CONTENT_CONFIG = "application/x-config"
 
-_SITE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+_SITE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 
 
 def bad_event_message(name):
@@ -63,9 +63,9 @@ def site_hook_name_problem(name):
     if name.startswith("PBS"):
         return ("hook name %r starts with PBS, which is reserved for built-in pbshooks; "
                 "use type=pbs for a built-in hook or another name" % name)
-    if not _SITE_NAME.match(name):
+    if not _SITE_NAME.fullmatch(name):
         return ("hook name %r is not accepted by qmgr: it must start with a letter and "
-                "hold only letters, digits, _ and -" % name)
+                "hold only letters, digits, _ and - (no whitespace or newline)" % name)
     return None
 
 

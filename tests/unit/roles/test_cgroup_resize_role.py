@@ -213,7 +213,7 @@ def test_config_is_merged_over_the_default(server, tmp_path):
     ({"cgroup_resize_config": {"prefix": "../x"}}, "cgroup_resize_config is not a valid config of the cgroup_resize hook"),
     ({"cgroup_resize_config": {"kill_timeout": -1}}, "kill_timeout: -1 is less than the minimum of 0"),
     ({"cgroup_resize_config": {"cpus": [1]}}, "Additional properties are not allowed ('cpus' was unexpected)"),
-    ({"cgroup_resize_hook_name": "PBS_resize"}, "must start with a letter or _"),
+    ({"cgroup_resize_hook_name": "PBS_resize"}, "starts with PBS, which is reserved"),
     ({"cgroup_resize_hook_order": 0}, "cgroup_resize_hook_order must be 1-1000"),
     ({"cgroup_resize_hook_source": "both"}, "value of cgroup_resize_hook_source must be one of"),
 ])

@@ -71,7 +71,7 @@ def assert_nothing_ran(fake):
     ({"cray_atom_config": {"unix_socket_file": "run/atomd.sock"}}, "unix_socket_file: 'run/atomd.sock' does not match"),
     ({"cray_atom_config": {"version_uri": "/rm/v2"}}, "('version_uri' was unexpected)"),
     ({"cray_atom_config": {"require_socket": "yes"}}, "require_socket: 'yes' is not of type 'boolean'"),
-    ({"cray_atom_hook_name": "PBS_my_atom"}, "must start with a letter or _"),
+    ({"cray_atom_hook_name": "PBS_my_atom"}, "starts with PBS, which is reserved"),
     ({"cray_atom_hook_order": 0}, "cray_atom_hook_order must be 1-1000, not 0"),
     ({"cray_atom_hook_alarm": 0}, "cray_atom_hook_alarm must be at least 1 second"),
     ({"cray_atom_hook_source": "both"}, "cray_atom_hook_source"),
