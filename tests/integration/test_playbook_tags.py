@@ -67,12 +67,12 @@ def test_every_task_belongs_to_a_part(env, inventory, playbook):
 
 
 @pytest.mark.parametrize("playbook, scheduler_tasks", [
-    ("site.yml", ["Set job_run_wait"]),
+    ("site.yml", ["Check the inputs of sched_tuning", "Set job_run_wait"]),
     ("audit.yml", ["Plan the scheduler as site.yml would",
                    "Plan the scheduler attributes as rollout.yml would (check mode)"]),
 ])
 def test_scheduler_tag_selects_only_the_scheduler(env, inventory, playbook, scheduler_tasks):
-    """site.yml: sched_tuning's task alone; audit.yml: its scheduler plans, plus the steps
+    """site.yml: sched_tuning's input check (first play) and its task; audit.yml: its scheduler plans, plus the steps
     every part shares (pbs.conf, hook files, the rows, the report), which carry every tag."""
     selected = [(name, tags) for name, tags in listed_tasks(env, inventory, os.path.join(REPO, "playbooks", playbook),
                                                             "--tags", "scheduler")
