@@ -1,8 +1,8 @@
 """cgroup_resize: a job's cgroups on each host follow its assignment, also after release_nodes().
 
 A plain PBS hook (standard library + ``pbs`` only) for hosts that do not run PBS's own
-``pbs_cgroups`` hook. It implements what PP-928 interface 9 (seed
-``pp-928-reliable-job-startup.txt``, "new hook event: execjob_resize") asks of a cgroup hook:
+``pbs_cgroups`` hook. It implements what PP-928 interface 9 (the
+PP-928 Reliable Job Startup, "new hook event: execjob_resize") asks of a cgroup hook:
 when ``release_nodes()`` prunes a job, the moms still in the job shrink its cgroups to the
 job's new assignment. Install it for the events
 ``execjob_begin,execjob_launch,execjob_resize,execjob_end`` (``execjob_abort`` is handled
@@ -41,7 +41,7 @@ chunk). Events:
 - execjob_resize: shrink the cgroups to the job's new assignment: the kept CPUs are the
   first ones (in CPU order) of those the job had, the memory limit is set to the new
   ``mem``. A host the job no longer has anything on gets its cgroups removed. A write the
-  kernel refuses (EINVAL, EBUSY, ENOSPC... any OSError) rejects the event; per the seed the
+  kernel refuses (EINVAL, EBUSY, ENOSPC... any OSError) rejects the event; per PP-928 interface 9 the
   mom then aborts the job and the server requeues it, and the mom log shows
   ``"execjob_resize" request rejected by '<hook name>'`` and the message.
 - execjob_end / execjob_abort: SIGKILL the processes left in the job's cgroups, wait for

@@ -1,10 +1,10 @@
 """Cray ATOM: register each job with the node's ATOM service at start, remove it at end.
 
-A plain PBS hook, the bundled equivalent of the built-in ``PBS_cray_atom`` pbshook (seed
-``shasta-pbs-cray-atom-hook.txt``) for PBS versions that lack it. Install it as a site hook
-(its name may not begin with ``PBS``) with the seed's attributes: events
+A plain PBS hook, the bundled equivalent of the built-in ``PBS_cray_atom`` pbshook (PBS Design
+Changes for Shasta, its ATOM hook) for PBS versions that lack it. Install it as a site hook
+(its name may not begin with ``PBS``) with the design's attributes: events
 ``execjob_begin,execjob_end``, order 100, alarm 300, ``fail_action=offline_vnodes``, user
-``pbsadmin``. It needs the Python modules ``requests`` and ``requests_unixsocket`` (seed,
+``pbsadmin``. It needs the Python modules ``requests`` and ``requests_unixsocket`` (the design's
 "Authentication and the mandatory Python modules").
 
 Config (``pbs.hook_config_filename``, a JSON object; a missing file means the defaults):

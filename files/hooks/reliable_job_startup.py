@@ -1,7 +1,7 @@
 """Reliable job startup: pad a job's select at queuejob, prune it back at execjob_launch.
 
 A plain PBS hook (standard library + ``pbs`` only), implementing the "Case of Reliable Job
-Startup" of PP-928 (seed ``pp-928-reliable-job-startup.txt``, interfaces 1, 5, 6, 7 and 8).
+Startup" of PP-928 (the PP-928 Reliable Job Startup, interfaces 1, 5, 6, 7 and 8).
 Install it for the events ``queuejob,execjob_launch``; it is configured only through its
 hook config file (``pbs.hook_config_filename``), a JSON object:
 
@@ -220,7 +220,7 @@ def on_queuejob(event, config):
 
 def with_explicit_counts(select):
     """``ncpus=1+2:ncpus=1`` -> ``1:ncpus=1+2:ncpus=1``: the saved select spells every
-    chunk count, as the seed's ``Resource_List.site`` does and as release_nodes()'s
+    chunk count, as PP-928's ``Resource_List.site`` example does and as release_nodes()'s
     schedselect will, so the saved and the pruned select compare equal."""
     chunks = []
     for chunk in select.split("+"):

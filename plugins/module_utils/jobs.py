@@ -9,7 +9,7 @@ array parent has ``array = True`` and the id ``N[].server``; a subjob has ``arra
 ``array_index`` and the id ``N[i].server``. ``run_count`` is shown once the job was sent to
 a mom at least once.
 
-Hold after failed starts (seed job-array-subjob-run-count-hold-release, interfaces 1 and
+Hold after failed starts (the subjob run_count, hold and release design, interfaces 1 and
 2): when ``run_count`` goes above 20 the server puts a system hold (``Hold_Types`` holds
 ``s``, ``job_state = H``) on the job or subjob with the comment
 ``job held, too many failed attempts to run``; for a subjob it also holds the parent array

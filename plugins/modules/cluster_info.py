@@ -38,7 +38,7 @@ options:
     description:
       - Whether to ask qmgr for server, scheduler and hook data (RV(server) - the
         default C(tolerate_node_failures) of PP-928 interface 1 and the scheduler's
-        C(job_run_wait) of seed sched-job-run-wait). C(auto) does when this host is the
+        C(job_run_wait) of the job_run_wait design). C(auto) does when this host is the
         server host (see above); C(always) and C(never) force it.
     type: str
     default: auto
@@ -133,8 +133,8 @@ server:
   description: Server data from qmgr, C(null) when not queried. Keys C(hooks) (as for
     C(mom), from qmgr), C(tolerate_node_failures) (the server-wide default of PP-928
     interface 1 - C(all), C(job_start), C(none) - or C(null)),
-    C(default_qsub_arguments), C(job_run_wait) (scheduler C(default), seed
-    sched-job-run-wait - C(execjob_hook), C(runjob_hook), C(none); C(null) when
+    C(default_qsub_arguments), C(job_run_wait) (scheduler C(default), the
+    job_run_wait design - C(execjob_hook), C(runjob_hook), C(none); C(null) when
     unset), C(pbs_version).
   returned: always
   type: dict

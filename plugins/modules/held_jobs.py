@@ -40,7 +40,7 @@ description:
     O(causes), with one C(qrls -h s) call per 500 ids. Subjobs cannot be released on
     their own (C(qrls) takes jobs and arrays); they are released through their parent
     array, which C(qrls) of a system-held array does for every system-held subjob before
-    it releases the array itself (PBS design job-array-subjob-run-count-hold-release,
+    it releases the array itself (the PBS subjob run_count, hold and release design,
     interface 3). So an array is released only when its own cause and the cause of each
     of its system-held subjobs are in O(causes); otherwise it and its subjobs are reported
     in RV(not_releasable), as is a held subjob whose parent array has no system hold.
@@ -61,8 +61,8 @@ options:
     description:
       - C(listed) only reports the held jobs. C(released) releases the system hold of
         those whose cause is in O(causes), with C(qrls -h s).
-      - The hold after failed starts follows the PBS design
-        job-array-subjob-run-count-hold-release ("Changes to run_count attribute, hold and
+      - The hold after failed starts follows the PBS subjob run_count, hold and
+        release design ("Changes to run_count attribute, hold and
         release operation of subjob(s) in a Job Array") - the server increments the
         run_count of subjobs as of regular jobs and holds a job or subjob whose
         run_count goes above 20 (interface 1, run_count of subjobs), holding its parent
@@ -100,8 +100,7 @@ options:
         C(N[].server), C(N[i]) or C(N[i].server) (for example C(12), C(14[].vm),
         C(14[3])). Anything else is refused before any command runs.
       - Naming an array selects its held subjobs too; naming a subjob selects its release
-        through its parent array (interface 3 of the PBS design
-        job-array-subjob-run-count-hold-release). Empty means every job.
+        through its parent array (interface 3 of the PBS subjob run_count, hold and release design). Empty means every job.
     type: list
     elements: str
     default: []

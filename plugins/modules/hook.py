@@ -37,8 +37,9 @@ description:
   - Events, names, values and the config are validated before qmgr runs, so a bad task
     creates nothing. A JSON config is parsed first because qmgr imports a broken file
     with exit code 0.
-  - The seeds this serves install hooks for PP-928 reliable job startup (execjob_launch,
-    queuejob), C(PBS_cray_atom) (Shasta ATOM hook, config file) and execjob_resize.
+  - The PBS designs this serves install hooks for PP-928 reliable job startup
+    (execjob_launch, queuejob), C(PBS_cray_atom) (Shasta ATOM hook design, config file) and
+    execjob_resize (PP-928 interface 9).
 version_added: "0.1.0"
 author: hpc.pbs developers (@hpc-pbs)
 requirements:
@@ -66,7 +67,7 @@ options:
         (qmgr object C(pbshook)). For C(pbs) only O(enabled), O(events), O(alarm),
         O(order), O(fail_action), O(freq) and O(config)/O(config_src) may be given; the hook must
         exist already.
-      - The built-in C(PBS_cray_atom) of seed shasta-pbs-cray-atom-hook is such a
+      - The built-in C(PBS_cray_atom) of the Shasta ATOM hook design is such a
         pbshook (disabled when PBS is installed).
     type: str
     default: site
@@ -87,7 +88,7 @@ options:
         C(release_nodes()) changed a job's resources; used to resize the job's cgroups).
         The reliable job startup hook of PP-928 uses C(queuejob) and C(execjob_launch)
         (the case of reliable job startup, interfaces 1, 7 and 8); the Cray ATOM hook of
-        seed shasta-pbs-cray-atom-hook uses C(execjob_begin) and C(execjob_end).
+        the Shasta ATOM hook design uses C(execjob_begin) and C(execjob_end).
       - C(event) (qmgr's attribute name) is an alias.
     type: list
     elements: str
@@ -105,8 +106,8 @@ options:
   alarm:
     description:
       - Seconds the hook may run before PBS kills it; an integer, at least 1 (PBS's
-        default for a new hook is 30; the built-in C(PBS_cray_atom) of seed
-        shasta-pbs-cray-atom-hook has 300).
+        default for a new hook is 30; the built-in C(PBS_cray_atom) of the
+        Shasta ATOM hook design has 300).
       - Effect on reliable job startup - when a mom's config does not set them, the sum
         of the alarms of the enabled execjob_begin hooks is the default of the mom's
         C($sister_join_job_alarm) (PP-928 interface 3) and the sum of the alarms of the
@@ -118,7 +119,7 @@ options:
     description:
       - What PBS does when the hook fails (rejects, raises or alarms); C(none) or any of
         the others (as a set, order does not matter).
-      - C(offline_vnodes) is what seed shasta-pbs-cray-atom-hook gives C(PBS_cray_atom) -
+      - C(offline_vnodes) is what the Shasta ATOM hook design gives C(PBS_cray_atom) -
         when the hook alarms in execjob_begin, the vnodes of its mom are offlined.
     type: list
     elements: str
@@ -156,7 +157,7 @@ options:
     description:
       - The hook's config file. A dict (or list) is written as JSON (sorted keys, indent
         2, final newline); a string is taken as it is.
-      - For C(PBS_cray_atom) this is the JSON object of seed shasta-pbs-cray-atom-hook
+      - For C(PBS_cray_atom) this is the JSON object of the Shasta ATOM hook design
         (C(post_timeout), C(delete_timeout) in seconds, C(unix_socket_file)).
       - Imported as C(application/x-config) with qmgr's C(default) encoding from a
         file (never C(base64), whose failure deletes the existing config) when it

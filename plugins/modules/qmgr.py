@@ -33,8 +33,8 @@ description:
     the failure names the object, the attribute and the value along with qmgr's message.
   - The object must exist; this module does not create or delete objects (see
     M(hpc.pbs.hook) for hooks).
-  - Implements the attribute handling the seeds need, e.g. C(job_run_wait) of the
-    scheduler (sched-job-run-wait) and C(default_qsub_arguments) of the server (PP-928
+  - Implements the attribute handling the PBS designs need, e.g. C(job_run_wait) of the
+    scheduler (the job_run_wait design) and C(default_qsub_arguments) of the server (PP-928
     interface 1 via C(-W tolerate_node_failures)).
 version_added: "0.1.0"
 author: hpc.pbs developers (@hpc-pbs)
@@ -45,7 +45,7 @@ options:
     description:
       - Kind of qmgr object, as qmgr names it - C(server), C(sched) (a scheduler),
         C(queue), C(node), C(hook) (a site hook) or C(pbshook) (a built-in PBS hook
-        such as C(PBS_cray_atom) of seed shasta-pbs-cray-atom-hook).
+        such as C(PBS_cray_atom) of the Shasta ATOM hook design).
     type: str
     required: true
     choices: [server, sched, queue, node, hook, pbshook]
@@ -75,8 +75,8 @@ options:
         (C(resources_default.ncpus), for server, queue and node objects). A name is a
         letter, then letters, digits or C(_), optionally C(.) and a resource name (a
         letter, then letters, digits, C(_) or C(-)). The server decides which names exist.
-      - Attributes the seeds use - the scheduler's C(job_run_wait) (seed
-        sched-job-run-wait - C(execjob_hook), C(runjob_hook) (PBS's default) or C(none);
+      - Attributes the PBS designs use - the scheduler's C(job_run_wait) (the
+        job_run_wait design - C(execjob_hook), C(runjob_hook) (PBS's default) or C(none);
         setting it also sets the deprecated C(throughput_mode)), and the server's
         C(default_qsub_arguments) (PP-928 interface 1 via C(-W tolerate_node_failures);
         M(hpc.pbs.tolerate_node_failures) edits only that item).
@@ -121,7 +121,7 @@ notes:
 '''
 
 EXAMPLES = r'''
-- name: Scheduler waits for the runjob hook (sched-job-run-wait)
+- name: Scheduler waits for the runjob hook (the job_run_wait design)
   hpc.pbs.qmgr:
     object_type: sched
     attributes:

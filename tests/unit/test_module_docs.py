@@ -1,4 +1,4 @@
-"""The documentation of every hpc.pbs module: complete, tied to its seeds, examples valid.
+"""The documentation of every hpc.pbs module: complete, tied to its PBS designs, examples valid.
 
 The module files are read, not imported: ``DOCUMENTATION``, ``EXAMPLES`` and ``RETURN``
 are taken from the module's source with :mod:`ast` and parsed as YAML, and the options of
@@ -8,8 +8,9 @@ ansible-doc does.
 Checked here:
 
 * every option (and suboption) has a non-empty description and a type;
-* the options and return values that implement a seed section name it
-  (:data:`SEED_REFERENCES`, one row per option);
+* the options and return values that implement a PBS design name it by its public name
+  (:data:`DESIGN_REFERENCES`, one row per option), and no user-facing text of the
+  collection names the project's own specification files (``seed ...``);
 * every task of ``EXAMPLES`` is a mapping, every call of the module in it uses only
   documented options or aliases, gives the required options and, for literal values,
   one of the documented choices; every module has at least one such call.
@@ -32,35 +33,35 @@ MODULES = ("cluster_info", "held_jobs", "hook", "mom_config", "qmgr",
            "tolerate_node_failures")
 
 PP928 = "PP-928"
-JOB_ARRAY_SEED = "job-array-subjob-run-count-hold-release"
-JOB_RUN_WAIT_SEED = "sched-job-run-wait"
-CRAY_ATOM_SEED = "shasta-pbs-cray-atom-hook"
+JOB_ARRAY_DESIGN = "subjob run_count, hold and release design"
+JOB_RUN_WAIT_DESIGN = "job_run_wait design"
+CRAY_ATOM_DESIGN = "Shasta ATOM hook design"
 
 # (module, "options" or "return", dotted option / return key) -> texts its description
 # must contain (compared with white space collapsed, case-sensitively).
-SEED_REFERENCES = {
+DESIGN_REFERENCES = {
     ("tolerate_node_failures", "options", "value"): [
         "PP-928 interface 1", "C(all)", "C(job_start)", "C(none)"],
     ("tolerate_node_failures", "options", "state"): ["PP-928 interface 1"],
-    ("hook", "options", "events"): ["execjob_resize", "PP-928 interface 9", CRAY_ATOM_SEED],
+    ("hook", "options", "events"): ["execjob_resize", "PP-928 interface 9", CRAY_ATOM_DESIGN],
     ("hook", "options", "alarm"): [
         "Seconds", "PP-928 interface 3", "PP-928 interface 4", "C($sister_join_job_alarm)",
         "C($job_launch_delay)"],
-    ("hook", "options", "type"): [CRAY_ATOM_SEED],
-    ("hook", "options", "fail_action"): [CRAY_ATOM_SEED, "offline_vnodes"],
-    ("hook", "options", "config"): [CRAY_ATOM_SEED],
+    ("hook", "options", "type"): [CRAY_ATOM_DESIGN],
+    ("hook", "options", "fail_action"): [CRAY_ATOM_DESIGN, "offline_vnodes"],
+    ("hook", "options", "config"): [CRAY_ATOM_DESIGN],
     ("mom_config", "options", "options"): [
         "C(job_launch_delay) (PP-928 interface 4", "C(sister_join_job_alarm) (PP-928 interface 3",
         "seconds"],
-    ("held_jobs", "options", "state"): [JOB_ARRAY_SEED, "run_count of subjobs", "interface 3"],
-    ("held_jobs", "options", "job_ids"): [JOB_ARRAY_SEED, "interface 3"],
+    ("held_jobs", "options", "state"): [JOB_ARRAY_DESIGN, "run_count of subjobs", "interface 3"],
+    ("held_jobs", "options", "job_ids"): [JOB_ARRAY_DESIGN, "interface 3"],
     ("qmgr", "options", "object_type"): ["C(server)", "C(sched)", "C(pbshook)"],
     ("qmgr", "options", "attributes"): [
-        "C(job_run_wait)", JOB_RUN_WAIT_SEED, "C(execjob_hook)", "C(runjob_hook)",
+        "C(job_run_wait)", JOB_RUN_WAIT_DESIGN, "C(execjob_hook)", "C(runjob_hook)",
         "C(default_qsub_arguments)", "PP-928 interface 1"],
-    ("cluster_info", "options", "query_server"): [PP928 + " interface 1", JOB_RUN_WAIT_SEED],
+    ("cluster_info", "options", "query_server"): [PP928 + " interface 1", JOB_RUN_WAIT_DESIGN],
     ("cluster_info", "return", "mom"): ["PP-928 interface 3", "PP-928 interface 4", "seconds"],
-    ("cluster_info", "return", "server"): ["PP-928 interface 1", JOB_RUN_WAIT_SEED],
+    ("cluster_info", "return", "server"): ["PP-928 interface 1", JOB_RUN_WAIT_DESIGN],
 }
 
 # Keys a task may hold besides the module call (playbook keywords of a task).
@@ -230,8 +231,8 @@ def test_every_return_value_has_description_and_type(docs):
         assert spec.get("type"), "%s: return %s has no type" % (module, name)
 
 
-@pytest.mark.parametrize("key", sorted(SEED_REFERENCES), ids=lambda k: "%s-%s-%s" % k)
-def test_option_names_its_seed_section(key):
+@pytest.mark.parametrize("key", sorted(DESIGN_REFERENCES), ids=lambda k: "%s-%s-%s" % k)
+def test_option_names_its_pbs_design(key):
     module, kind, dotted = key
     loaded = load_docs(module)
     if kind == "options":
@@ -239,7 +240,7 @@ def test_option_names_its_seed_section(key):
     else:
         spec = find_entry(loaded["returns"], dotted, "contains")
     text = description_text(spec)
-    missing = [ref for ref in SEED_REFERENCES[key] if ref not in text]
+    missing = [ref for ref in DESIGN_REFERENCES[key] if ref not in text]
     assert not missing, "%s %s %s misses %s in: %s" % (module, kind, dotted, missing, text)
 
 
@@ -274,10 +275,30 @@ def test_aliases_are_accepted_in_examples():
     assert example_problems("hook", documentation, tasks) == []
 
 
-def test_seed_files_named_in_the_table_exist():
-    seeds = os.path.join(os.path.dirname(REPO), "shared", "seeds")
-    if not os.path.isdir(seeds):
-        pytest.skip("no seed directory beside the checkout (%s)" % seeds)
-    names = set(os.listdir(seeds))
-    for seed in (JOB_ARRAY_SEED, JOB_RUN_WAIT_SEED, CRAY_ATOM_SEED):
-        assert seed + ".txt" in names, seed
+USER_FACING = ("plugins", "roles", "playbooks", "files", "docs", "meta", "changelogs",
+               "README.md", "galaxy.yml")
+
+
+SPEC_FILE_WORDS = re.compile(r"\bseeds?\b|job-array-subjob-run-count|sched-job-run-wait|shasta-pbs-cray-atom"
+                             r"|pp-928-reliable-job-startup", re.IGNORECASE)
+
+
+def test_no_user_facing_text_names_the_specification_files():
+    """Users know the PBS designs by their public names (PP-928 interface N, the Shasta ATOM
+    hook design), not by this project's file names for them."""
+    found = []
+    for top in USER_FACING:
+        path = os.path.join(REPO, top)
+        walked = [(path, [], [""])] if os.path.isfile(path) else os.walk(path)
+        for folder, _dirs, names in walked:
+            for name in names:
+                full = os.path.join(folder, name) if name else folder
+                try:
+                    with open(full, encoding="utf-8") as handle:
+                        text = handle.read()
+                except (UnicodeDecodeError, OSError):
+                    continue
+                found += ["%s:%d" % (os.path.relpath(full, REPO), number)
+                          for number, line in enumerate(text.splitlines(), 1)
+                          if SPEC_FILE_WORDS.search(line)]
+    assert found == []
