@@ -11,8 +11,8 @@ version_added: 0.1.0
 author: hpc.pbs developers
 description:
   - Returns the reason why O(_input) cannot name a site hook, or an empty string when it can.
-  - The rule is the one M(hpc.pbs.hook) applies before any qmgr command is built (one rule
-    for the roles and the module): the name starts with a letter, holds only letters,
+  - The rule is the one M(hpc.pbs.hook) applies before any qmgr command is built, one rule
+    for the roles and the module. The name starts with a letter, holds only letters,
     digits, C(_) and C(-) up to its very end (a trailing newline is refused), and does not
     start with C(PBS), which PBS reserves for its built-in pbshooks.
   - The roles of this collection use it to check their C(*_hook_name) variables before

@@ -83,8 +83,9 @@ def answer_commands(pbs_install, monkeypatch):
 
     def wire(fake, passes_module=True):
         if passes_module:
-            monkeypatch.setattr(AnsibleModule, "run_command",
-                                lambda self, args, **kw: fake.run_command(self, args, **kw))
+            def run_command(self, args, **kw):
+                return fake.run_command(self, args, **kw)
+            monkeypatch.setattr(AnsibleModule, "run_command", run_command)
         else:
             monkeypatch.setattr(AnsibleModule, "run_command",
                                 lambda self, args, **kw: fake.run_command(args, **kw))

@@ -194,7 +194,7 @@ def playbook_env(tmp_path_factory):
     ({"reliable_job_startup_job_launch_delay": 0},
      "reliable_job_startup_job_launch_delay must be null or whole seconds >= 1"),
     ({"reliable_job_startup_sister_join_job_alarm": "abc"}, "unable to convert to int"),
-    ({"reliable_job_startup_hook_name": "PBS_rjs"}, "not start with PBS"),
+    ({"reliable_job_startup_hook_name": "PBS_rjs"}, "starts with PBS, which is reserved"),
     ({"reliable_job_startup_hook_order": 1001}, "reliable_job_startup_hook_order must be 1-1000"),
 ], ids=["bad-increment", "negative-increment", "unknown-key", "zero-delay", "text-alarm", "pbs-name", "order"])
 def test_bad_input_fails_before_any_module_runs(playbook_env, extra_vars, message):

@@ -46,7 +46,7 @@ def test_interpreter_is_pbs_python_only_when_it_is_executable(tmp_path):
 def test_null_bytes_are_refused_by_the_compile(tmp_path):
     def run_command(args, cwd=None, environ_update=None):
         import subprocess
-        proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True)
+        proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True, check=False)
         return proc.returncode, proc.stdout, proc.stderr
 
     preflight = hook_preflight.Preflight(run_command, str(tmp_path), str(tmp_path))

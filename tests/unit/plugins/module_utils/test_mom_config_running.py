@@ -97,7 +97,10 @@ def test_equal_lines_are_kept_byte_for_byte(text):
 def test_a_value_meaning_the_same_is_kept_when_same_says_so():
     text = "$restrict_user yes\r\n"
     assert mc.apply_options(text, {"restrict_user": ["true"]}, set()) == "$restrict_user true\r\n"
-    same = lambda name, old, new: old.lower() == "yes" and new == "true"  # noqa: E731
+
+    def same(name, old, new):
+        return old.lower() == "yes" and new == "true"
+
     assert mc.apply_options(text, {"restrict_user": ["true"]}, set(), same=same) == text
 
 
