@@ -106,7 +106,15 @@ def running_pruned(cluster, jobid, run_count=None):
     attrs = qstat(cluster, jobid) or {}
     if run_count is not None and attrs.get("run_count") != str(run_count):
         return None
-    return attrs if attrs.get("job_state") == "R" and "s" in accounting_types(cluster, jobid) else None
+    return attrs if attrs.get("job_state") == "R" and current_run_pruned(accounting_types(cluster, jobid)) else None
+
+
+def current_run_pruned(types):
+    """True when the job's last start (``S``) has been followed by its pruning (``s``). An
+    ``s`` of an earlier run does not count: a run requeued after its pruning (seen on real
+    PBS under load) starts again with the padded exec_host until the hook prunes it."""
+    starts = [t for t in types if t in ("S", "s")]
+    return bool(starts) and starts[-1] == "s"
 
 
 def job_cgroup(cluster, mom, jobid):
