@@ -44,7 +44,6 @@ host never runs: only its ``Q`` exists).
 """
 import collections
 import glob
-import importlib.util
 import os
 import re
 
@@ -85,16 +84,7 @@ REPLAYS = {
 MOMS_OF = {"g_one_mom": ("vm",), "h_job_array": ("vm",)}
 
 
-def _load_blocks():
-    # pytest runs with --import-mode=importlib: test modules are not importable by name.
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_transcript_qmgr.py")
-    spec = importlib.util.spec_from_file_location("mockpbs_test_transcript_qmgr", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.blocks
-
-
-blocks = _load_blocks()
+blocks = testing.transcript_blocks
 
 Record = collections.namedtuple("Record", "type jobid fields")
 

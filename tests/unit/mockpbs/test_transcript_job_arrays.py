@@ -27,7 +27,6 @@ its ``resources_used.*`` and ``jobdir`` attributes are what a real mom reports i
 periodic status updates while the job runs; the mock mom reports usage only with the
 obit (after the job ends, where the ``-xt`` and ``-fx`` blocks compare it).
 """
-import importlib.util
 import os
 import re
 
@@ -47,16 +46,7 @@ RUNNING_TIME_USE = re.compile(r"^(\S+\s+\S+\s+\S+\s+)00:00:00( R )")
 SUBMIT = "su - pbsuser -c 'qsub -J 1-3 -- /bin/sleep 5'"
 
 
-def _load_blocks():
-    # pytest runs with --import-mode=importlib: test modules are not importable by name.
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_transcript_qmgr.py")
-    spec = importlib.util.spec_from_file_location("mockpbs_test_transcript_qmgr", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.blocks
-
-
-blocks = _load_blocks()
+blocks = testing.transcript_blocks
 
 
 def attempt_two():

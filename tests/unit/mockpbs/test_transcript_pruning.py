@@ -13,27 +13,17 @@ the emulator's ``job.release_nodes``), with the job's values taken from the tran
 
 Both moms of the session run on host ``vm``: every vnode's parent host is ``vm``.
 """
-import importlib.util
-import os
 import re
 
 from mockpbs import release_nodes
+from mockpbs.server import testing
 
 TRANSCRIPT = "g_reliable_job_startup_2nodes.txt"
 VNODE_HOSTS = {"vm": "vm", "vm-m2": "vm"}
 KEEP_SELECT = "1:ncpus=1+1:ncpus=1"
 
 
-def _load_blocks():
-    # pytest runs with --import-mode=importlib: test modules are not importable by name.
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_transcript_qmgr.py")
-    spec = importlib.util.spec_from_file_location("mockpbs_test_transcript_qmgr", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.blocks
-
-
-blocks = _load_blocks()
+blocks = testing.transcript_blocks
 
 
 def stdout_of(command_start):

@@ -9,20 +9,10 @@ import pytest
 from mockpbs.cli import qmgr, qsub, qstat
 from mockpbs.server import shipped_hooks, testing
 
-REFERENCE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                         "reference", "openpbs")
+REFERENCE = testing.REFERENCE_DIR
 
 
-def blocks(name):
-    """[(command, stdout, stderr, rc)] of one transcript file."""
-    with open(os.path.join(REFERENCE, name)) as handle:
-        text = handle.read()
-    out = []
-    for part in text.split("=" * 64 + "\n")[1:]:
-        match = re.match(r"\$ (.*?)\n--- stdout ---\n(.*?)--- stderr ---\n(.*?)--- exit code: (\d+)\n", part, re.S)
-        if match:
-            out.append((match.group(1), match.group(2), match.group(3), int(match.group(4))))
-    return out
+blocks = testing.transcript_blocks
 
 
 def block(name, command, index=0):

@@ -14,6 +14,7 @@
 """
 import io
 import os
+import re
 import sys
 import threading
 import time
@@ -22,6 +23,25 @@ from mockpbs import testaddr, wire
 
 from mockpbs.cli import common
 from mockpbs.server.daemon import ServerDaemon
+
+# The real OpenPBS transcripts the mock is compared with (tests/reference/openpbs).
+REFERENCE_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))), "reference", "openpbs")
+_TRANSCRIPT_BLOCK = re.compile(r"\$ (.*?)\n--- stdout ---\n(.*?)--- stderr ---\n(.*?)--- exit code: (\d+)\n", re.S)
+
+
+def transcript_blocks(name):
+    """[(command, stdout, stderr, rc)] of the transcript file ``name`` of
+    :data:`REFERENCE_DIR`, one per ``$ command`` block (blocks are separated by a line of
+    64 ``=``)."""
+    with open(os.path.join(REFERENCE_DIR, name)) as handle:
+        text = handle.read()
+    out = []
+    for part in text.split("=" * 64 + "\n")[1:]:
+        match = _TRANSCRIPT_BLOCK.match(part)
+        if match:
+            out.append((match.group(1), match.group(2), match.group(3), int(match.group(4))))
+    return out
 
 
 class InProcessServer(ServerDaemon):
