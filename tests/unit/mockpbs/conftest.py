@@ -2,6 +2,7 @@
 import pytest
 
 from mockpbs.mom.inprocess import MomCluster
+from mockpbs.server import testing
 
 
 @pytest.fixture
@@ -20,3 +21,12 @@ def mom_cluster(tmp_path):
     yield make
     for cluster in made:
         cluster.close()
+
+
+@pytest.fixture
+def server(tmp_path, monkeypatch):
+    """An in-process mock server (:func:`mockpbs.server.testing.start_server`) with its
+    PBS_HOME in ``tmp_path``, stopped at the end of the test. A module may define its own."""
+    daemon = testing.start_server(tmp_path, monkeypatch)
+    yield daemon
+    daemon.stop()

@@ -17,8 +17,6 @@ Not compared, and why:
 - ``cat .../mom_priv/config``, ``cat /etc/pbs.conf...`` and the init script status:
   files and processes of the real installation, not server output.
 """
-import importlib.util
-import os
 
 import pytest
 
@@ -40,16 +38,6 @@ COMPARED = (
 )
 
 
-def _load_qmgr_transcript_helpers():
-    # pytest runs with --import-mode=importlib: test modules are not importable by name.
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_transcript_qmgr.py")
-    spec = importlib.util.spec_from_file_location("mockpbs_test_transcript_qmgr", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-helpers = _load_qmgr_transcript_helpers()
 
 
 @pytest.fixture
@@ -63,12 +51,12 @@ def server(tmp_path, monkeypatch):
 
 
 def test_final_state_blocks_match_transcript_z(server):
-    transcript = helpers.blocks(TRANSCRIPT)
+    transcript = testing.transcript_blocks(TRANSCRIPT)
     compared = 0
     for command, out, err, rc in transcript:
         if command not in COMPARED:
             continue
-        got = helpers.run_qmgr(server, helpers.qmgr_c(command))
+        got = testing.run_qmgr_as_in_transcript(server, testing.transcript_qmgr_argument(command))
         assert (got[0], got[1].splitlines(), got[2]) == (rc, out.splitlines(), err), command
         assert got[1] == out, command
         compared += 1

@@ -34,7 +34,6 @@ Not covered, and why:
 - the ``pbsnodes`` state itself needs a server: only the mom side (listening or not) is
   compared.
 """
-import importlib.util
 import os
 import re
 
@@ -42,19 +41,11 @@ import pytest
 
 from mockpbs import wire
 from mockpbs.mom.daemon import Mom
+from mockpbs.server import testing
 from mockpbs.testaddr import release_address, reserve_address
 
 
-def _load_qmgr_transcript_helpers():
-    # pytest runs with --import-mode=importlib: test modules are not importable by name.
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_transcript_qmgr.py")
-    spec = importlib.util.spec_from_file_location("mockpbs_test_transcript_qmgr", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-blocks = _load_qmgr_transcript_helpers().blocks
+blocks = testing.transcript_blocks
 
 TRANSCRIPT = "f_mom_config_job_launch_delay_sister_join_job_alarm.txt"
 REAL_HOME = "/var/spool/pbs"

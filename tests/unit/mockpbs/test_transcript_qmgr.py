@@ -20,23 +20,10 @@ def block(name, command, index=0):
     return found[index]
 
 
-def qmgr_c(command_text):
-    """The -c argument of a transcript command line ``qmgr -c "..."``."""
-    inner = re.match(r'qmgr -c "(.*)"$', command_text).group(1)
-    return inner.replace('\\"', '"')
+qmgr_c = testing.transcript_qmgr_argument
 
 
-@pytest.fixture
-def server(tmp_path, monkeypatch):
-    daemon = testing.start_server(tmp_path, monkeypatch)
-    yield daemon
-    daemon.stop()
-
-
-def run_qmgr(server, line):
-    rc, out, err = testing.run_cli(qmgr.main, ["-c", line])
-    home = server.core.state.pbs_home
-    return rc, out.replace(home, "/var/spool/pbs"), err.replace(home, "/var/spool/pbs")
+run_qmgr = testing.run_qmgr_as_in_transcript
 
 
 def assert_block(server, transcript, command, index=0):

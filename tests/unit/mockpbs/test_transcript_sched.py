@@ -1,6 +1,6 @@
 """Transcript e (tests/reference/openpbs/e_sched_job_run_wait.txt) replayed against an
 in-process mock server: every ``qmgr`` command of it, in the transcript's order, with
-stdout, stderr and exit code compared exactly (helpers of test_transcript_qmgr.py).
+stdout, stderr and exit code compared exactly (helpers of mockpbs.server.testing).
 
 The one piped command (``qmgr -c "print sched" | grep -E ...``) runs the qmgr part and
 applies the grep pattern to its stdout. The two log ``grep`` blocks at the end are
@@ -10,7 +10,6 @@ transcript's lines from 19:22:15 on; the earlier line 167 comes from a session b
 transcript e) must match field by field except the timestamp and the line number.
 """
 import glob
-import importlib.util
 import os
 import re
 
@@ -18,17 +17,8 @@ from mockpbs.cli import qmgr
 from mockpbs.server import testing
 
 
-def _load_qmgr_transcript_helpers():
-    # pytest runs with --import-mode=importlib: test modules are not importable by name.
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_transcript_qmgr.py")
-    spec = importlib.util.spec_from_file_location("mockpbs_test_transcript_qmgr", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-_helpers = _load_qmgr_transcript_helpers()
-blocks, qmgr_c, run_qmgr, server = _helpers.blocks, _helpers.qmgr_c, _helpers.run_qmgr, _helpers.server
+blocks, qmgr_c, run_qmgr = (testing.transcript_blocks, testing.transcript_qmgr_argument,
+                             testing.run_qmgr_as_in_transcript)
 
 TRANSCRIPT = "e_sched_job_run_wait.txt"
 PIPED = re.compile(r'^(qmgr -c ".*") \| grep -E "(.*)"$')

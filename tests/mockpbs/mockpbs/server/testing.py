@@ -44,6 +44,21 @@ def transcript_blocks(name):
     return out
 
 
+def transcript_qmgr_argument(command_text):
+    """The -c argument of a transcript command line ``qmgr -c "..."``."""
+    inner = re.match(r'qmgr -c "(.*)"$', command_text).group(1)
+    return inner.replace('\\"', '"')
+
+
+def run_qmgr_as_in_transcript(daemon, line):
+    """``(rc, stdout, stderr)`` of ``qmgr -c line`` against the in-process ``daemon``, its
+    temporary PBS_HOME written back as the transcripts' ``/var/spool/pbs``."""
+    from mockpbs.cli import qmgr  # the client side; imported here, not at module load
+    rc, out, err = run_cli(qmgr.main, ["-c", line])
+    home = daemon.core.state.pbs_home
+    return rc, out.replace(home, "/var/spool/pbs"), err.replace(home, "/var/spool/pbs")
+
+
 class InProcessServer(ServerDaemon):
     """A :class:`ServerDaemon` that gives back its address (``testaddr``) once stopped,
     when ``owns_address`` says :func:`start_server` reserved it."""
