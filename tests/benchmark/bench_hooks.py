@@ -1,0 +1,309 @@
+#!/usr/bin/env python
+"""Cost of the bundled hooks on the real pbs_python of OpenPBS 23.06.06 (issue 16 point 4).
+Not a test: it measures and reports, it asserts nothing.
+
+Usage::
+
+    bench_hooks.py [--runs 20] [--json FILE] [--keep]
+
+Every figure is the wall time of one whole ``pbs_python --hook -i IN -o OUT -l LOG HOOK.py``
+process (start, hook, exit: what the mom or the server pays per event), measured from the
+benchmark's side with ``time.perf_counter``. Each case runs a hook and its baseline
+alternately, ``--runs`` times each, on the same input, so that a load change on a shared
+machine hits both sides alike; the ratio is median(hook) / median(baseline).
+
+1. **queuejob**: files/hooks/reliable_job_startup.py with its bundled config, on the
+   recorded queuejob event of a job whose select ``ncpus=1+ncpus=1+ncpus=1`` the hook pads,
+   against an empty hook (``import pbs; pbs.event().accept()``). Goal <= 1.5.
+2. **execjob_begin**: files/hooks/cray_atom.py, configured for the mock ATOM service
+   (:class:`mockpbs.atom.service.AtomService`, started in this process), on the recorded
+   execjob_begin event, against a hook that only makes ``requests``/``requests_unixsocket``
+   importable (``site.main()``: pbs_python starts without the site module), imports them,
+   POSTs the same job record to the same ``/rm/v1/jobs`` URL and accepts. The registry is
+   emptied before every run, so that each POST is a first registration (answer 200).
+   Goal <= 1.2.
+
+A run fails when pbs_python exits non-zero, does not accept the event, or did not do its
+work (the select not padded, the job not registered). The pbs_python set-up is the one of
+tests/unit/hooks/test_real_pbs_python.py: a temporary pbs.conf (``PBS_CONF_FILE``) naming
+PBS_EXEC and a scratch PBS_HOME, ``LD_LIBRARY_PATH`` = PBS_EXEC/lib, the hook config given
+as ``PBS_HOOK_CONFIG_FILE``. The OpenPBS install root comes from ``tests/openpbs/build
+--where``.
+
+Prints the machine (nproc, CPU model), the date and a markdown table (median, min, max
+seconds, ratio, goal); ``--json FILE`` writes the same figures. Exit code 0 when every run
+succeeded, 1 otherwise (2 when there is no OpenPBS build).
+"""
+import argparse
+import datetime
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+from pathlib import Path
+
+from mockpbs import atom
+from mockpbs.atom.service import AtomService
+
+REPO = Path(__file__).resolve().parents[2]
+HOOKS = REPO / "files" / "hooks"
+INPUTS = REPO / "tests" / "unit" / "hooks" / "pbs_python_inputs"
+RUN_TIMEOUT = 120  # seconds one pbs_python run may take before it counts as failed
+
+EMPTY_HOOK = "import pbs\npbs.event().accept()\n"
+# The baseline of the ATOM hook: what any hook that talks to ATOM must do. ``site.main()``
+# is part of it: without it requests is not importable under pbs_python.
+ATOM_BASELINE_HOOK = '''import site
+site.main()
+import requests
+import requests_unixsocket
+import pbs
+session = requests_unixsocket.Session()
+response = session.request("POST", %(url)r, json=%(payload)r, timeout=30)
+session.close()
+if response.status_code != 200:
+    raise RuntimeError("POST answered %%d: %%s" %% (response.status_code, response.text))
+pbs.event().accept()
+'''
+ATOM_JOB_ID = "21.pbs-server"  # the job of execjob_begin.in
+ATOM_PAYLOAD = {"jobid": ATOM_JOB_ID, "uid": 0, "exclusive": True}  # as cray_atom sends it for that job
+
+
+class RunFailed(Exception):
+    """One pbs_python run failed: non-zero exit, event not accepted, or the work not done."""
+
+
+class PbsPython:
+    """Runs hooks under the real pbs_python, one process per run, in ``workdir``.
+
+    ``pbs_exec``: PBS_EXEC of the OpenPBS build (holds bin/pbs_python and lib/)."""
+
+    def __init__(self, pbs_exec, workdir):
+        self.pbs_exec = Path(pbs_exec)
+        self.workdir = Path(workdir)
+        home = self.workdir / "pbs_home"
+        home.mkdir(parents=True, exist_ok=True)
+        conf = self.workdir / "pbs.conf"
+        # PBS_SERVER must resolve: pbs_python exits 255 without a word otherwise.
+        conf.write_text("PBS_EXEC=%s\nPBS_HOME=%s\nPBS_SERVER=localhost\nPBS_START_SERVER=0\n"
+                        "PBS_START_MOM=0\nPBS_START_SCHED=0\nPBS_START_COMM=0\n" % (self.pbs_exec, home))
+        self.base_env = {k: v for k, v in os.environ.items()
+                         if k not in ("PYTHONPATH", "PYTHONHOME", "PBS_HOOK_CONFIG_FILE")}
+        self.base_env.update(PBS_CONF_FILE=str(conf), LD_LIBRARY_PATH=str(self.pbs_exec / "lib"))
+
+    def write(self, name, text):
+        """Write ``text`` to ``workdir/name``; return the path."""
+        path = self.workdir / name
+        path.write_text(text)
+        return path
+
+    def run(self, hook_path, input_path, config_path=None, extra_env=None):
+        """One ``pbs_python --hook`` run. Returns ``(seconds, output text, log text)``, the
+        seconds being the wall time of the whole process. Raises RunFailed when it exits
+        non-zero or does not accept the event."""
+        out_path, log_path = self.workdir / "run.out", self.workdir / "run.log"
+        for path in (out_path, log_path):
+            if path.exists():
+                path.unlink()
+        env = dict(self.base_env, **(extra_env or {}))
+        if config_path is not None:
+            env["PBS_HOOK_CONFIG_FILE"] = str(config_path)
+        command = [str(self.pbs_exec / "bin" / "pbs_python"), "--hook", "-i", str(input_path), "-o", str(out_path),
+                   "-l", str(log_path), str(hook_path)]
+        started = time.perf_counter()
+        process = subprocess.run(command, env=env, cwd=str(self.workdir), capture_output=True, text=True,
+                                 timeout=RUN_TIMEOUT, check=False)
+        seconds = time.perf_counter() - started
+        output = out_path.read_text() if out_path.exists() else ""
+        log = log_path.read_text() if log_path.exists() else ""
+        if process.returncode != 0 or "pbs.event().accept=True" not in output.splitlines():
+            raise RunFailed("%s exited %d, output %r, log %r, stderr %r"
+                            % (Path(hook_path).name, process.returncode, output, log, process.stderr[-2000:]))
+        return seconds, output, log
+
+
+class Side:
+    """One side of a case: a hook file, its config, and ``check(output, log)`` that raises
+    RunFailed when the run did not do its work; ``before()`` runs untimed before each run."""
+
+    def __init__(self, label, hook_path, config_path=None, check=None, before=None):
+        self.label = label
+        self.hook_path = hook_path
+        self.config_path = config_path
+        self.check = check or (lambda output, log: None)
+        self.before = before or (lambda: None)
+        self.seconds = []
+
+    def run_once(self, runner, input_path):
+        self.before()
+        seconds, output, log = runner.run(self.hook_path, input_path, self.config_path)
+        self.check(output, log)
+        self.seconds.append(seconds)
+
+
+class Case:
+    """A hook against its baseline on one event input, with the goal for their ratio."""
+
+    def __init__(self, name, input_path, hook, baseline, goal):
+        self.name, self.input_path, self.hook, self.baseline, self.goal = name, input_path, hook, baseline, goal
+
+    def measure(self, runner, runs):
+        """``runs`` runs of each side, alternating (hook first on even rounds, baseline first on
+        odd ones). Raises RunFailed at the first failed run."""
+        for round_number in range(runs):
+            sides = (self.hook, self.baseline) if round_number % 2 == 0 else (self.baseline, self.hook)
+            for side in sides:
+                side.run_once(runner, self.input_path)
+
+    @property
+    def ratio(self):
+        return statistics.median(self.hook.seconds) / statistics.median(self.baseline.seconds)
+
+    def figures(self):
+        """``{"case", "goal", "ratio", "hook": side figures, "baseline": side figures}``,
+        seconds as floats."""
+        return {"case": self.name, "goal": self.goal, "ratio": round(self.ratio, 3),
+                "hook": side_figures(self.hook), "baseline": side_figures(self.baseline)}
+
+
+def side_figures(side):
+    return {"label": side.label, "runs": len(side.seconds), "median": round(statistics.median(side.seconds), 4),
+            "min": round(min(side.seconds), 4), "max": round(max(side.seconds), 4)}
+
+
+# ---------------------------------------------------------------- the two cases
+def require_line(wanted, what):
+    """A check: the OUT text must contain a line starting with ``wanted``."""
+    def check(output, _log):
+        if not any(line.startswith(wanted) for line in output.splitlines()):
+            raise RunFailed("%s: no %r line in the output %r" % (what, wanted, output))
+    return check
+
+
+def queuejob_case(runner):
+    hook = Side("reliable_job_startup.py", HOOKS / "reliable_job_startup.py", HOOKS / "reliable_job_startup.json",
+                check=require_line("pbs.event().job.Resource_List[select", "the select was not padded"))
+    baseline = Side("empty hook", runner.write("empty_hook.py", EMPTY_HOOK))
+    return Case("queuejob", INPUTS / "queuejob.in", hook, baseline, goal=1.5)
+
+
+def atom_url(socket_path):
+    return "http+unix://%s/rm/v1/jobs" % urllib.parse.quote(socket_path, safe="")
+
+
+def requests_logged(service):
+    """How many requests ``service`` has answered so far (the lines of its request log)."""
+    try:
+        with open(atom.log_path(service.socket_path)) as handle:
+            return sum(1 for _line in handle)
+    except FileNotFoundError:
+        return 0
+
+
+def atom_case(runner, service):
+    """cray_atom.py against the bare requests POST, both on ``service``."""
+    config = json.loads((HOOKS / "cray_atom.json").read_text())
+    config["unix_socket_file"] = service.socket_path
+    config_path = runner.write("cray_atom.json", json.dumps(config))
+
+    requests_before = []
+
+    def forget_jobs():
+        with service.lock:
+            service.jobs.clear()
+        requests_before[:] = [requests_logged(service)]
+
+    def registered(_output, _log):
+        """The job is registered, by exactly one request (a first POST, answered 200)."""
+        if ATOM_JOB_ID not in service.jobs:
+            raise RunFailed("job %s not registered with the mock ATOM service" % ATOM_JOB_ID)
+        sent = requests_logged(service) - requests_before[0]
+        if sent != 1:
+            raise RunFailed("%d requests reached the mock ATOM service instead of 1 POST" % sent)
+
+    hook = Side("cray_atom.py", HOOKS / "cray_atom.py", config_path, check=registered, before=forget_jobs)
+    baseline_source = ATOM_BASELINE_HOOK % {"url": atom_url(service.socket_path), "payload": ATOM_PAYLOAD}
+    baseline = Side("site.main() + import requests, requests_unixsocket + 1 POST",
+                    runner.write("atom_baseline.py", baseline_source), check=registered, before=forget_jobs)
+    return Case("execjob_begin", INPUTS / "execjob_begin.in", hook, baseline, goal=1.2)
+
+
+# ---------------------------------------------------------------- report
+def machine():
+    """``{"nproc", "cpu", "date"}`` of this machine now."""
+    cpu = "unknown"
+    try:
+        with open("/proc/cpuinfo") as handle:
+            cpu = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return {"nproc": os.cpu_count(), "cpu": cpu,
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+
+
+def markdown_table(cases):
+    lines = ["| event | run | median s | min s | max s | ratio | goal |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    for case in cases:
+        figures = case.figures()
+        for key in ("hook", "baseline"):
+            side = figures[key]
+            ratio, goal = ("%.2f" % figures["ratio"], "<= %.1f" % case.goal) if key == "hook" else ("", "")
+            lines.append("| %s | %s | %.3f | %.3f | %.3f | %s | %s |"
+                         % (case.name, side["label"], side["median"], side["min"], side["max"], ratio, goal))
+    return "\n".join(lines)
+
+
+def install_root():
+    """The OpenPBS install root R (``tests/openpbs/build --where``), or None without a build."""
+    where = subprocess.run([str(REPO / "tests" / "openpbs" / "build"), "--where"], capture_output=True, text=True,
+                           check=False)
+    return Path(where.stdout.strip()) if where.returncode == 0 and where.stdout.strip() else None
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    parser.add_argument("--runs", type=int, default=20, help="runs of each hook and each baseline (default 20)")
+    parser.add_argument("--json", metavar="FILE", help="write the figures to FILE as JSON")
+    parser.add_argument("--keep", action="store_true", help="keep the work directory (inputs, outputs, logs)")
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    root = install_root()
+    if root is None:
+        sys.stderr.write("bench_hooks: no OpenPBS build (tests/openpbs/build --where failed)\n")
+        return 2
+    # UNIX socket paths are limited to 107 bytes: a short directory under /tmp.
+    workdir = tempfile.mkdtemp(prefix="bench_hooks", dir="/tmp")
+    about = machine()
+    print("machine: %d cores, %s; %s; pbs_python of %s" % (about["nproc"], about["cpu"], about["date"], root))
+    try:
+        runner = PbsPython(root / "opt" / "pbs", workdir)
+        with AtomService(os.path.join(workdir, "atomd.sock")) as service:
+            cases = [queuejob_case(runner), atom_case(runner, service)]
+            for case in cases:
+                case.measure(runner, args.runs)
+    except (RunFailed, subprocess.TimeoutExpired) as err:
+        sys.stderr.write("bench_hooks: a run failed: %s\n" % err)
+        return 1
+    finally:
+        if args.keep:
+            print("work directory kept: %s" % workdir)
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print(markdown_table(cases))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"machine": about, "runs": args.runs,
+                                               "cases": [case.figures() for case in cases]}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
