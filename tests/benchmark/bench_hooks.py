@@ -10,7 +10,14 @@ Every figure is the wall time of one whole ``pbs_python --hook -i IN -o OUT -l L
 process (start, hook, exit: what the mom or the server pays per event), measured from the
 benchmark's side with ``time.perf_counter``. Each case runs a hook and its baseline
 alternately, ``--runs`` times each, on the same input, so that a load change on a shared
-machine hits both sides alike; the ratio is median(hook) / median(baseline).
+machine hits both sides alike. Three ratios, hook over baseline:
+
+- ``ratio``: median(hook wall) / median(baseline wall), the figure held against the goal;
+- ``paired``: the median of the ratios of the hook run and the baseline run of each round
+  (the two ran back to back, so a load change between rounds cancels out);
+- ``cpu``: median(hook CPU) / median(baseline CPU), CPU being the user + system seconds of
+  the pbs_python process (``getrusage(RUSAGE_CHILDREN)``), which waiting for a busy core
+  does not inflate. When the three disagree, the machine was busy: run again.
 
 1. **queuejob**: files/hooks/reliable_job_startup.py with its bundled config, on the
    recorded queuejob event of a job whose select ``ncpus=1+ncpus=1+ncpus=1`` the hook pads,
@@ -31,13 +38,14 @@ as ``PBS_HOOK_CONFIG_FILE``. The OpenPBS install root comes from ``tests/openpbs
 --where``.
 
 Prints the machine (nproc, CPU model), the date and a markdown table (median, min, max
-seconds, ratio, goal); ``--json FILE`` writes the same figures. Exit code 0 when every run
+seconds, the ratios, goal); ``--json FILE`` writes the same figures. Exit code 0 when every run
 succeeded, 1 otherwise (2 when there is no OpenPBS build).
 """
 import argparse
 import datetime
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -103,9 +111,9 @@ class PbsPython:
         return path
 
     def run(self, hook_path, input_path, config_path=None, extra_env=None):
-        """One ``pbs_python --hook`` run. Returns ``(seconds, output text, log text)``, the
-        seconds being the wall time of the whole process. Raises RunFailed when it exits
-        non-zero or does not accept the event."""
+        """One ``pbs_python --hook`` run. Returns ``(wall seconds, CPU seconds, output text,
+        log text)``, both for the whole process, CPU = user + system. Raises RunFailed when it
+        exits non-zero or does not accept the event."""
         out_path, log_path = self.workdir / "run.out", self.workdir / "run.log"
         for path in (out_path, log_path):
             if path.exists():
@@ -115,16 +123,24 @@ class PbsPython:
             env["PBS_HOOK_CONFIG_FILE"] = str(config_path)
         command = [str(self.pbs_exec / "bin" / "pbs_python"), "--hook", "-i", str(input_path), "-o", str(out_path),
                    "-l", str(log_path), str(hook_path)]
+        cpu_before = children_cpu_seconds()
         started = time.perf_counter()
         process = subprocess.run(command, env=env, cwd=str(self.workdir), capture_output=True, text=True,
                                  timeout=RUN_TIMEOUT, check=False)
         seconds = time.perf_counter() - started
+        cpu_seconds = children_cpu_seconds() - cpu_before
         output = out_path.read_text() if out_path.exists() else ""
         log = log_path.read_text() if log_path.exists() else ""
         if process.returncode != 0 or "pbs.event().accept=True" not in output.splitlines():
             raise RunFailed("%s exited %d, output %r, log %r, stderr %r"
                             % (Path(hook_path).name, process.returncode, output, log, process.stderr[-2000:]))
-        return seconds, output, log
+        return seconds, cpu_seconds, output, log
+
+
+def children_cpu_seconds():
+    """User + system CPU seconds of this process's waited-for children so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 class Side:
@@ -137,13 +153,15 @@ class Side:
         self.config_path = config_path
         self.check = check or (lambda output, log: None)
         self.before = before or (lambda: None)
-        self.seconds = []
+        self.seconds = []  # wall seconds of each run, in order
+        self.cpu_seconds = []  # CPU seconds of each run, in order
 
     def run_once(self, runner, input_path):
         self.before()
-        seconds, output, log = runner.run(self.hook_path, input_path, self.config_path)
+        seconds, cpu_seconds, output, log = runner.run(self.hook_path, input_path, self.config_path)
         self.check(output, log)
         self.seconds.append(seconds)
+        self.cpu_seconds.append(cpu_seconds)
 
 
 class Case:
@@ -160,20 +178,27 @@ class Case:
             for side in sides:
                 side.run_once(runner, self.input_path)
 
-    @property
-    def ratio(self):
-        return statistics.median(self.hook.seconds) / statistics.median(self.baseline.seconds)
+    def ratios(self):
+        """``{"ratio", "paired", "cpu"}``: the three hook / baseline ratios (module docstring)."""
+        hook, baseline = self.hook, self.baseline
+        return {"ratio": statistics.median(hook.seconds) / statistics.median(baseline.seconds),
+                "paired": statistics.median(h / b for h, b in zip(hook.seconds, baseline.seconds)),
+                "cpu": statistics.median(hook.cpu_seconds) / statistics.median(baseline.cpu_seconds)}
 
     def figures(self):
-        """``{"case", "goal", "ratio", "hook": side figures, "baseline": side figures}``,
-        seconds as floats."""
-        return {"case": self.name, "goal": self.goal, "ratio": round(self.ratio, 3),
-                "hook": side_figures(self.hook), "baseline": side_figures(self.baseline)}
+        """``{"case", "goal", "ratio", "paired", "cpu", "hook": side figures, "baseline": side
+        figures}``, seconds and ratios as floats."""
+        figures = {"case": self.name, "goal": self.goal}
+        figures.update((name, round(value, 3)) for name, value in self.ratios().items())
+        figures.update(hook=side_figures(self.hook), baseline=side_figures(self.baseline))
+        return figures
 
 
 def side_figures(side):
+    """``{"label", "runs", "median", "min", "max", "cpu_median"}``, in seconds."""
     return {"label": side.label, "runs": len(side.seconds), "median": round(statistics.median(side.seconds), 4),
-            "min": round(min(side.seconds), 4), "max": round(max(side.seconds), 4)}
+            "min": round(min(side.seconds), 4), "max": round(max(side.seconds), 4),
+            "cpu_median": round(statistics.median(side.cpu_seconds), 4)}
 
 
 # ---------------------------------------------------------------- the two cases
@@ -247,15 +272,16 @@ def machine():
 
 
 def markdown_table(cases):
-    lines = ["| event | run | median s | min s | max s | ratio | goal |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    lines = ["| event | run | median s | min s | max s | CPU s | ratio | paired | CPU ratio | goal |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for case in cases:
         figures = case.figures()
         for key in ("hook", "baseline"):
             side = figures[key]
-            ratio, goal = ("%.2f" % figures["ratio"], "<= %.1f" % case.goal) if key == "hook" else ("", "")
-            lines.append("| %s | %s | %.3f | %.3f | %.3f | %s | %s |"
-                         % (case.name, side["label"], side["median"], side["min"], side["max"], ratio, goal))
+            ratios = ["%.2f" % figures[name] for name in ("ratio", "paired", "cpu")] + ["<= %.1f" % case.goal]
+            lines.append("| %s | %s | %.3f | %.3f | %.3f | %.3f | %s |"
+                         % (case.name, side["label"], side["median"], side["min"], side["max"], side["cpu_median"],
+                            " | ".join(ratios if key == "hook" else [""] * len(ratios))))
     return "\n".join(lines)
 
 
