@@ -292,9 +292,18 @@ def install_root():
     return Path(where.stdout.strip()) if where.returncode == 0 and where.stdout.strip() else None
 
 
+def positive_int(text):
+    """argparse type: an int >= 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1, not %d" % value)
+    return value
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
-    parser.add_argument("--runs", type=int, default=20, help="runs of each hook and each baseline (default 20)")
+    parser.add_argument("--runs", type=positive_int, default=20,
+                        help="runs of each hook and each baseline (default 20)")
     parser.add_argument("--json", metavar="FILE", help="write the figures to FILE as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (inputs, outputs, logs)")
     return parser.parse_args(argv)
