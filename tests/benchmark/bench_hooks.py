@@ -4,7 +4,7 @@ Not a test: it measures and reports, it asserts nothing.
 
 Usage::
 
-    bench_hooks.py [--runs 20] [--json FILE] [--keep]
+    bench_hooks.py [--runs 20] [--profile] [--json FILE] [--keep]
 
 Every figure is the wall time of one whole ``pbs_python --hook -i IN -o OUT -l LOG HOOK.py``
 process (start, hook, exit: what the mom or the server pays per event), measured from the
@@ -37,11 +37,20 @@ PBS_EXEC and a scratch PBS_HOME, ``LD_LIBRARY_PATH`` = PBS_EXEC/lib, the hook co
 as ``PBS_HOOK_CONFIG_FILE``. The OpenPBS install root comes from ``tests/openpbs/build
 --where``.
 
+``--profile`` then runs every hook and baseline ``--runs`` times more inside a wrapper hook
+body that compiles the real one, executes its module body and then calls its ``main()``
+(a bundled hook runs ``main()`` itself only when its ``__name__`` is ``builtins``), timing
+each phase with ``time.process_time`` (CPU of the pbs_python process) and counting the
+modules each phase imports; "rest" is the process CPU outside those phases (interpreter
+start, ``import pbs``, reading the event, writing the results, exit). It prints the
+medians as a second table: where the time goes.
+
 Prints the machine (nproc, CPU model), the date and a markdown table (median, min, max
 seconds, the ratios, goal); ``--json FILE`` writes the same figures. Exit code 0 when every run
 succeeded, 1 otherwise (2 when there is no OpenPBS build).
 """
 import argparse
+import ast
 import datetime
 import json
 import os
@@ -78,6 +87,35 @@ if response.status_code != 200:
     raise RuntimeError("POST answered %%d: %%s" %% (response.status_code, response.text))
 pbs.event().accept()
 '''
+# Runs the hook ``%(hook)r`` in phases (module docstring, --profile) and appends the CPU
+# seconds of each, and the number of modules each imported, as one Python literal line to
+# ``%(report)r``. It imports nothing the hook might import: the hook pays for its own.
+PROFILE_WRAPPER = '''import sys
+import time
+clock = time.process_time
+compile("", "warm-up", "exec")  # the first compile() of a process costs ~2 ms, whatever the source
+started = clock()
+with open(%(hook)r) as handle:
+    code = compile(handle.read(), %(hook)r, "exec")
+compiled = clock()
+ends = {}  # phase -> (clock, len(sys.modules)) at its end
+modules_at_start = len(sys.modules)
+try:  # accept() and reject() end the hook with SystemExit
+    namespace = {"__name__": "profiled_hook"}
+    exec(code, namespace)
+    ends["body"] = (clock(), len(sys.modules))
+    if "main" in namespace:
+        namespace["main"]()
+finally:
+    ends["main"] = (clock(), len(sys.modules))
+    ends.setdefault("body", ends["main"])
+    with open(%(report)r, "a") as handle:
+        handle.write(repr({"compile": compiled - started, "module body": ends["body"][0] - compiled,
+                           "main()": ends["main"][0] - ends["body"][0],
+                           "body imports": ends["body"][1] - modules_at_start,
+                           "main() imports": ends["main"][1] - ends["body"][1]}) + "\\n")
+'''
+PROFILE_PHASES = ("compile", "module body", "main()")
 ATOM_JOB_ID = "21.pbs-server"  # the job of execjob_begin.in
 ATOM_PAYLOAD = {"jobid": ATOM_JOB_ID, "uid": 0, "exclusive": True}  # as cray_atom sends it for that job
 
@@ -201,6 +239,49 @@ def side_figures(side):
             "cpu_median": round(statistics.median(side.cpu_seconds), 4)}
 
 
+# ---------------------------------------------------------------- profile
+def profile_side(runner, side, input_path, runs):
+    """Run ``side``'s hook ``runs`` times under PROFILE_WRAPPER. Returns the medians in
+    milliseconds: ``{"label", "process", "compile", "module body", "main()", "rest",
+    "body imports", "main() imports"}`` (imports: module counts). Raises RunFailed."""
+    hook_path = Path(side.hook_path)
+    report_path = runner.workdir / ("profile_%s.txt" % hook_path.stem)
+    wrapper = runner.write("profile_%s.py" % hook_path.stem,
+                           PROFILE_WRAPPER % {"hook": str(hook_path), "report": str(report_path)})
+    profiled = Side(side.label, wrapper, side.config_path, side.check, side.before)
+    for _ in range(runs):
+        profiled.run_once(runner, input_path)
+    phases = [ast.literal_eval(line) for line in report_path.read_text().splitlines()]
+    for run, process_seconds in zip(phases, profiled.cpu_seconds):
+        run["process"] = process_seconds
+        run["rest"] = process_seconds - sum(run[name] for name in PROFILE_PHASES)
+    medians = {"label": side.label}
+    for name in ("process",) + PROFILE_PHASES + ("rest",):
+        medians[name] = round(1000 * statistics.median(run[name] for run in phases), 2)
+    for name in ("body imports", "main() imports"):
+        medians[name] = phases[-1][name]
+    return medians
+
+
+def profile_cases(runner, cases, runs):
+    """``[{"case", "sides": [profile_side() of the hook, of the baseline]}]``."""
+    return [{"case": case.name, "sides": [profile_side(runner, side, case.input_path, runs)
+                                          for side in (case.hook, case.baseline)]}
+            for case in cases]
+
+
+def profile_table(profiles):
+    lines = ["| event | run | process CPU ms | compile ms | module body ms | main() ms | rest ms "
+             "| modules imported (body + main) |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for profile in profiles:
+        for side in profile["sides"]:
+            lines.append("| %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %d + %d |"
+                         % (profile["case"], side["label"], side["process"], side["compile"], side["module body"],
+                            side["main()"], side["rest"], side["body imports"], side["main() imports"]))
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------- the two cases
 def require_line(wanted, what):
     """A check: the OUT text must contain a line starting with ``wanted``."""
@@ -304,6 +385,8 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     parser.add_argument("--runs", type=positive_int, default=20,
                         help="runs of each hook and each baseline (default 20)")
+    parser.add_argument("--profile", action="store_true",
+                        help="then profile every hook and baseline (--runs runs each): where the time goes")
     parser.add_argument("--json", metavar="FILE", help="write the figures to FILE as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (inputs, outputs, logs)")
     return parser.parse_args(argv)
@@ -325,6 +408,7 @@ def main(argv=None):
             cases = [queuejob_case(runner), atom_case(runner, service)]
             for case in cases:
                 case.measure(runner, args.runs)
+            profiles = profile_cases(runner, cases, args.runs) if args.profile else None
     except (RunFailed, subprocess.TimeoutExpired) as err:
         sys.stderr.write("bench_hooks: a run failed: %s\n" % err)
         return 1
@@ -334,9 +418,14 @@ def main(argv=None):
         else:
             shutil.rmtree(workdir, ignore_errors=True)
     print(markdown_table(cases))
+    if profiles:
+        print("\nwhere the time goes (medians, CPU of the pbs_python process):\n")
+        print(profile_table(profiles))
     if args.json:
-        Path(args.json).write_text(json.dumps({"machine": about, "runs": args.runs,
-                                               "cases": [case.figures() for case in cases]}, indent=2) + "\n")
+        figures = {"machine": about, "runs": args.runs, "cases": [case.figures() for case in cases]}
+        if profiles:
+            figures["profile"] = profiles
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
     return 0
 
 
