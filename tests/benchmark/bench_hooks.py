@@ -7,8 +7,11 @@ Usage::
     bench_hooks.py [--runs 20] [--profile] [--json FILE] [--keep]
 
 Every figure is the wall time of one whole ``pbs_python --hook -i IN -o OUT -l LOG HOOK.py``
-process (start, hook, exit: what the mom or the server pays per event), measured from the
-benchmark's side with ``time.perf_counter``. Each case runs a hook and its baseline
+process (start, hook, exit), measured from the benchmark's side with ``time.perf_counter``:
+what a mom pays per hook event (it starts one such process per event, ``run_hook`` in
+``src/resmom/mom_hook_func.c``). The server runs its hooks (queuejob among them) in its own
+long-lived interpreter instead, keeping the compiled hook and the imported modules between
+events, so for a server hook these figures are an upper bound. Each case runs a hook and its baseline
 alternately, ``--runs`` times each, on the same input, so that a load change on a shared
 machine hits both sides alike. Three ratios, hook over baseline:
 
