@@ -11,16 +11,27 @@ Needs the Python library ``jsonschema`` where it runs; :func:`schema_errors` rai
 
 import json
 
-try:
-    import jsonschema
-    from jsonschema.validators import validator_for
-except ImportError as import_error:  # reported when validation is asked for, not on import
-    jsonschema = None
-    JSONSCHEMA_IMPORT_ERROR = import_error
-else:
-    JSONSCHEMA_IMPORT_ERROR = None
+# jsonschema is imported on first use, not with this file: every Ansible worker that loads
+# the collection's filters imports this file, and jsonschema costs ~0.2 s of CPU to import.
+# None once an import failed (JSONSCHEMA_IMPORT_ERROR says why).
+_NOT_IMPORTED = object()
+jsonschema = _NOT_IMPORTED
+JSONSCHEMA_IMPORT_ERROR = None
 
 COMBINATORS = ("anyOf", "oneOf")
+
+
+def _jsonschema():
+    """The ``jsonschema`` module, imported on the first call; None when it cannot be."""
+    global jsonschema, JSONSCHEMA_IMPORT_ERROR  # pylint: disable=global-statement
+    if jsonschema is _NOT_IMPORTED:
+        try:
+            import jsonschema as library  # pylint: disable=import-outside-toplevel,redefined-outer-name
+            import jsonschema.validators  # noqa: F401 pylint: disable=import-outside-toplevel
+        except ImportError as import_error:
+            library, JSONSCHEMA_IMPORT_ERROR = None, import_error
+        jsonschema = library
+    return jsonschema
 
 
 class JsonSchemaError(ValueError):
@@ -140,15 +151,16 @@ def schema_errors(instance, schema):
     :raises JsonSchemaError: the schema is not JSON, not an object or not a valid schema;
         the instance is not JSON-serializable.
     """
-    if jsonschema is None:
+    library = _jsonschema()
+    if library is None:
         raise JsonSchemaUnavailable("the Python library 'jsonschema' cannot be imported (pip install "
                                     "jsonschema): %s" % JSONSCHEMA_IMPORT_ERROR)
     schema = _plain(load_schema(schema), "the schema")
     instance = _plain(instance, "the data")
-    validator_class = validator_for(schema, default=jsonschema.Draft202012Validator)
+    validator_class = library.validators.validator_for(schema, default=library.Draft202012Validator)
     try:
         validator_class.check_schema(schema)
-    except jsonschema.exceptions.SchemaError as err:
+    except library.exceptions.SchemaError as err:
         raise JsonSchemaError("invalid JSON Schema: %s" % err.message)
     errors = sorted(validator_class(schema).iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path])
     messages = []

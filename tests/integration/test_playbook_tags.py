@@ -19,9 +19,8 @@ from test_rollout import REPO, ansible_env  # noqa: E402
 
 BIN = os.path.dirname(sys.executable)
 PARTS = ("server_hook", "mom_tunables", "scheduler", "cray_atom", "cgroup_resize")
-# Ansible itself adds this task, tagged "always", to each role of a play's roles: list;
-# cgroup_resize.yml and cray_atom.yml use roles:, and their plays only run with their
-# site_* variable (the when of the import).
+# Ansible itself adds this task, tagged "always", to each role it imports (import_role, roles:)
+# or includes (include_role) for an entry point that has an argument spec.
 ARG_SPEC_TASK = "Validating arguments against arg spec"
 INVENTORY = "[pbs_server]\npbs-server\n\n[pbs_mom]\nmom1\nmom2\n"
 TASK_LINE = re.compile(r"^ {6}(?P<name>.+?)\tTAGS: \[(?P<tags>[^\]]*)\]$")
@@ -72,7 +71,7 @@ def test_every_task_belongs_to_a_part(env, inventory, playbook):
                    "Plan the scheduler attributes as rollout.yml would (check mode)"]),
 ])
 def test_scheduler_tag_selects_only_the_scheduler(env, inventory, playbook, scheduler_tasks):
-    """site.yml: sched_tuning's input check (first play) and its task; audit.yml: its scheduler plans, plus the steps
+    """site.yml: sched_tuning's input check (first plays) and its task; audit.yml: its scheduler plans, plus the steps
     every part shares (pbs.conf, hook files, the rows, the report), which carry every tag."""
     selected = [(name, tags) for name, tags in listed_tasks(env, inventory, os.path.join(REPO, "playbooks", playbook),
                                                             "--tags", "scheduler")
