@@ -21,7 +21,7 @@ import signal
 import time
 
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import (
-    expected_log_line)
+    expected_log_line, same_value)
 
 _OPTION_LINE = re.compile(r"^[ \t]*\$(\S+)(?:[ \t]+(.*?))?[ \t]*$")
 _LOG_NAME = re.compile(r"[0-9]{8}\Z")
@@ -101,6 +101,14 @@ def apply_options(text, desired, remove, same=None):
         for value in pending[name]:
             out.append("$%s %s%s" % (name, value, newline))
     return "".join(out)
+
+
+def planned_text(text, desired, remove, unchecked=()):
+    """The config ``text`` (str) after :func:`apply_options` with ``desired`` / ``remove``
+    as :func:`mom_config_options.plan` gives them; a line whose value already means the
+    wanted one (:func:`mom_config_options.same_value`) is kept as it is."""
+    return apply_options(text, desired, remove,
+                         same=lambda name, old, new: same_value(name, old, new, unchecked))
 
 
 def read_mom_pid(lock_path):

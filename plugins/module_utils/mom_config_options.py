@@ -573,3 +573,46 @@ def expected_log_line(name, file_text):
     if file_text is None:
         return probe[0], probe[1], None
     return probe
+
+
+def plan(options, state, unchecked=()):
+    """``(desired, remove, expected_log)`` from the task or raise MomConfigValueError with
+    every problem (one per line).
+
+    ``desired``: name -> list of line texts; ``remove``: names to drop;
+    ``expected_log``: the ``(object, id, value)`` lines the mom logs when it reads the
+    desired options (those whose value it logs), checked after SIGHUP."""
+    desired = {}
+    remove = set()
+    expected = []
+    problems = []
+    for name, value in options.items():
+        if state == "absent" or value is None:
+            if not name or any(c.isspace() for c in name) or name.startswith("$"):
+                problems.append("%r is not an option name (give it without '$')" % name)
+            remove.add(name)
+            continue
+        try:
+            text = normalize_value(name, value, unchecked)
+        except MomConfigValueError as exc:
+            problems.append(str(exc))
+            continue
+        desired[name] = text if isinstance(text, list) else [text]
+        line = None if isinstance(text, list) or name in unchecked else log_line(name, text)
+        if line is not None:
+            expected.append(line)
+    if problems:
+        raise MomConfigValueError("\n".join(problems))
+    return desired, remove, expected
+
+
+def check_unchecked_names(names):
+    """Raise MomConfigValueError unless each ``unchecked_options`` entry is a name."""
+    for name in names:
+        check_name(name, unchecked=(name,))
+
+
+def new_combination_problems(old_options, new_options):
+    """Problems of option combinations the new file has and the old one had not."""
+    old = set(combination_problems(old_options))
+    return [p for p in combination_problems(new_options) if p not in old]

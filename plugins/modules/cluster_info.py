@@ -83,6 +83,16 @@ options:
         whose C(kind) and C(name) are not among them.
     type: list
     elements: dict
+  mom_options:
+    description:
+      - Wanted C(mom_priv/config) options, as O(hpc.pbs.mom_config#module:options) takes
+        them (name without C($) -> value; C(null) - no line). On an execution host,
+        RV(mom_plan) then says what M(hpc.pbs.mom_config) with C(state=present) would make
+        of the file - the same planning code; nothing is written. This lets an audit read
+        a mom in one call (C(playbooks/audit.yml)).
+      - A value the mom would refuse fails the module, with the message of
+        M(hpc.pbs.mom_config).
+    type: dict
 notes:
   - Supports check mode; the result is the same in both modes.
   - A host without C(pbs.conf) is reported with RV(installed=false) rather than failing.
@@ -162,6 +172,16 @@ new_problems:
   returned: always
   type: list
   elements: dict
+mom_plan:
+  description: With O(mom_options), on a host with C(mom_priv) - C(path) of the config
+    file, C(before) and C(after) (its text now and as M(hpc.pbs.mom_config) would write
+    it), C(changed) (whether they differ) and C(options) (the options of C(after), name ->
+    value, a list for a repeated option). C(null) otherwise.
+  returned: always
+  type: dict
+  sample: {"path": "/var/spool/pbs/mom_priv/config", "changed": true, "before": "$clienthost vm\n",
+           "after": "$clienthost vm\n$job_launch_delay 45\n",
+           "options": {"clienthost": "vm", "job_launch_delay": "45"}}
 '''
 
 import hashlib
@@ -173,7 +193,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
     default_from_alarms, hook_file_paths, read_hook_dir)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config import (
-    current_options, process_alive, read_mom_pid)
+    current_options, planned_text, process_alive, read_mom_pid)
+from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import (
+    MomConfigValueError, plan)
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
     module_pbs_paths, pbs_conf_argument_spec)
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
@@ -252,6 +274,19 @@ def mom_facts(paths):
             entry.update(value=default, source="default")
         facts[option] = entry
     return facts
+
+
+def mom_plan(module, paths, options):
+    """What mom_config (state present) would make of ``mom_priv/config`` for ``options``:
+    see RETURN ``mom_plan``. Fails the module on a value the mom would refuse."""
+    try:
+        desired, remove, dummy = plan(options, "present")
+    except MomConfigValueError as exc:
+        module.fail_json(msg="mom_options: %s" % exc)
+    before = read_text(paths.mom_config) or ""
+    after = planned_text(before, desired, remove)
+    return dict(path=paths.mom_config, changed=after != before, before=before, after=after,
+                options=current_options(after))
 
 
 def server_facts(module, paths):
@@ -431,14 +466,15 @@ def main():
                          mom_hook_files=dict(type="dict", default={}),
                          required_hooks=dict(type="list", elements="str", default=[]),
                          own_comment_prefix=dict(type="str", default=""),
-                         baseline_problems=dict(type="list", elements="dict"))
+                         baseline_problems=dict(type="list", elements="dict"),
+                         mom_options=dict(type="dict"))
     argument_spec.update(pbs_conf_argument_spec())
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     paths = module_pbs_paths(module, required=False)
     result = dict(changed=False, installed=paths.conf_found,
                   pbs_conf=dict(path=paths.conf_file, values=paths.conf),
                   pbs_version=None, daemons={}, mom=None, server=None,
-                  health={}, problems=[], new_problems=[])
+                  health={}, problems=[], new_problems=[], mom_plan=None)
     if not paths.conf_found and module.params["query_server"] != "always":
         module.exit_json(**result)
 
@@ -446,6 +482,8 @@ def main():
     result["pbs_version"] = version or None
     result["daemons"] = daemon_states(paths)
     result["mom"] = mom_facts(paths)
+    if module.params["mom_options"] is not None and result["mom"] is not None:
+        result["mom_plan"] = mom_plan(module, paths, module.params["mom_options"])
     query = module.params["query_server"]
     if query == "always" or (query == "auto" and (
             result["daemons"]["server"]["configured"]

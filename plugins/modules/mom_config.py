@@ -251,11 +251,10 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
     enabled_alarms, read_hook_dir)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config import (
-    MomLogWatcher, apply_options, current_options, last_config_read, process_alive,
+    MomLogWatcher, current_options, last_config_read, planned_text, process_alive,
     read_mom_pid, reload_mom, running_differences)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import (
-    MomConfigValueError, check_name, combination_problems, log_line, normalize_value,
-    same_value)
+    MomConfigValueError, check_unchecked_names, new_combination_problems, plan)
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
     module_pbs_paths, pbs_conf_argument_spec)
 
@@ -276,49 +275,6 @@ def reload_mode(value):
     if isinstance(value, bool):
         return "changed" if value else "never"
     return RELOAD_WORDS.get(str(value).strip().lower())
-
-
-def plan(options, state, unchecked=()):
-    """``(desired, remove, expected_log)`` from the task or raise MomConfigValueError with
-    every problem (one per line).
-
-    ``desired``: name -> list of line texts; ``remove``: names to drop;
-    ``expected_log``: the ``(object, id, value)`` lines the mom logs when it reads the
-    desired options (those whose value it logs), checked after SIGHUP."""
-    desired = {}
-    remove = set()
-    expected = []
-    problems = []
-    for name, value in options.items():
-        if state == "absent" or value is None:
-            if not name or any(c.isspace() for c in name) or name.startswith("$"):
-                problems.append("%r is not an option name (give it without '$')" % name)
-            remove.add(name)
-            continue
-        try:
-            text = normalize_value(name, value, unchecked)
-        except MomConfigValueError as exc:
-            problems.append(str(exc))
-            continue
-        desired[name] = text if isinstance(text, list) else [text]
-        line = None if isinstance(text, list) or name in unchecked else log_line(name, text)
-        if line is not None:
-            expected.append(line)
-    if problems:
-        raise MomConfigValueError("\n".join(problems))
-    return desired, remove, expected
-
-
-def check_unchecked_names(names):
-    """Raise MomConfigValueError unless each ``unchecked_options`` entry is a name."""
-    for name in names:
-        check_name(name, unchecked=(name,))
-
-
-def new_combination_problems(old_options, new_options):
-    """Problems of option combinations the new file has and the old one had not."""
-    old = set(combination_problems(old_options))
-    return [p for p in combination_problems(new_options) if p not in old]
 
 
 def show(value):
@@ -512,8 +468,7 @@ def running_mom(paths):
 def run(module, params, paths, path, desired, remove, expected, mode, unchecked):
     existed, old_bytes = read_config_bytes(module, path)
     old_text = old_bytes.decode("utf-8", "surrogateescape")
-    new_text = apply_options(old_text, desired, remove,
-                             same=lambda name, old, new: same_value(name, old, new, unchecked))
+    new_text = planned_text(old_text, desired, remove, unchecked)
     changed = new_text != old_text
     old_options = current_options(old_text)
     new_options = current_options(new_text)

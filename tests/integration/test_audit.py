@@ -40,18 +40,18 @@ MOM_HOOKS = PBS_HOME + "/mom_priv/hooks"
 SERVER_HOOKS = PBS_HOME + "/server_priv/hooks"
 
 
-def hook_file_sha1(cluster, node, directory, name):
-    """``{"<name>.HK": sha1 hex, ...}`` of the files of hook ``name`` in ``directory`` of
+def hook_file_sha256(cluster, node, directory, name):
+    """``{"<name>.HK": sha256 hex, ...}`` of the files of hook ``name`` in ``directory`` of
     ``node`` (a missing file is left out)."""
     paths = " ".join("%s/%s%s" % (directory, name, suffix) for suffix in HOOK_FILE_SUFFIXES)
-    out = cluster.exec(node, ["sh", "-c", "sha1sum %s 2>/dev/null; true" % paths], check=True).stdout
+    out = cluster.exec(node, ["sh", "-c", "sha256sum %s 2>/dev/null; true" % paths], check=True).stdout
     return {os.path.basename(path): digest for digest, path in (line.split() for line in out.splitlines())}
 
 
 def copies_match_server(cluster, name, moms=("mom1", "mom2")):
     """True when every mom's mom_priv/hooks files of ``name`` are the server's."""
-    server = hook_file_sha1(cluster, SERVER, SERVER_HOOKS, name)
-    return all(hook_file_sha1(cluster, mom, MOM_HOOKS, name) == server for mom in moms)
+    server = hook_file_sha256(cluster, SERVER, SERVER_HOOKS, name)
+    return all(hook_file_sha256(cluster, mom, MOM_HOOKS, name) == server for mom in moms)
 
 
 def require_mock(cluster):
@@ -218,7 +218,7 @@ def audit_report(cluster, env, tmp_path, extra=None, *more):
 
 def test_hook_file_copy_drift_on_a_mom_found_by_hash(converged, env, tmp_path):
     """A mom whose mom_priv/hooks .PY and .HK differ from server_priv/hooks: one row each,
-    desired the server's sha1, actual the mom's; a mom missing the .CF: actual (missing)."""
+    desired the server's sha256, actual the mom's; a mom missing the .CF: actual (missing)."""
     cluster = converged
     wait_until(lambda: copies_match_server(cluster, HOOK), "the moms' copies of %s" % HOOK)
     saved = {suffix: cluster.exec("mom1", ["cat", "%s/%s%s" % (MOM_HOOKS, HOOK, suffix)], check=True).stdout
@@ -228,15 +228,15 @@ def test_hook_file_copy_drift_on_a_mom_found_by_hash(converged, env, tmp_path):
                               .format(d=MOM_HOOKS, h=HOOK)], check=True)
         if cluster.backend == "mock":
             cluster.exec("mom2", ["rm", "%s/%s.CF" % (MOM_HOOKS, HOOK)], check=True)
-        server = hook_file_sha1(cluster, SERVER, SERVER_HOOKS, HOOK)
-        edited = hook_file_sha1(cluster, "mom1", MOM_HOOKS, HOOK)
+        server = hook_file_sha256(cluster, SERVER, SERVER_HOOKS, HOOK)
+        edited = hook_file_sha256(cluster, "mom1", MOM_HOOKS, HOOK)
         rows = [r for r in audit_report(cluster, env, tmp_path) if r["object"] == "hook " + HOOK]
         expected = [{"host": "mom1", "object": "hook " + HOOK, "item": "copy " + suffix,
-                     "desired": "sha1 " + server[HOOK + suffix], "actual": "sha1 " + edited[HOOK + suffix]}
+                     "desired": "sha256 " + server[HOOK + suffix], "actual": "sha256 " + edited[HOOK + suffix]}
                     for suffix in (".HK", ".PY")]
         if cluster.backend == "mock":
             expected.append({"host": "mom2", "object": "hook " + HOOK, "item": "copy .CF",
-                             "desired": "sha1 " + server[HOOK + ".CF"], "actual": "(missing)"})
+                             "desired": "sha256 " + server[HOOK + ".CF"], "actual": "(missing)"})
         assert sorted(rows, key=lambda r: (r["host"], r["item"])) == expected
     finally:
         for mom in ("mom1", "mom2") if cluster.backend == "mock" else ("mom1",):
@@ -250,7 +250,7 @@ def test_server_hook_config_drift_and_tagged_repair(converged, env, tmp_path):
     site.yml --tags server_hook puts it back and touches only the server."""
     cluster = converged
     require_mock(cluster)
-    converged_sha1 = hook_file_sha1(cluster, SERVER, SERVER_HOOKS, HOOK)
+    converged_sha256 = hook_file_sha256(cluster, SERVER, SERVER_HOOKS, HOOK)
     cluster.exec(SERVER, ["sh", "-c", "echo '{\"increment\": 3}' > /tmp/by-hand.json"], check=True)
     cluster.exec(SERVER, [QMGR, "-c", "import hook %s application/x-config default /tmp/by-hand.json" % HOOK],
                  check=True)
@@ -262,7 +262,7 @@ def test_server_hook_config_drift_and_tagged_repair(converged, env, tmp_path):
     rc, out, counts = run_playbook(cluster, env, SITE, DESIRED, "--tags", "server_hook")
     assert rc == 0, out
     assert counts[SERVER]["changed"] == 1 and counts["mom1"]["changed"] == counts["mom2"]["changed"] == 0, counts
-    assert hook_file_sha1(cluster, SERVER, SERVER_HOOKS, HOOK) == converged_sha1
+    assert hook_file_sha256(cluster, SERVER, SERVER_HOOKS, HOOK) == converged_sha256
     wait_until(lambda: copies_match_server(cluster, HOOK), "the moms' copies of %s" % HOOK)
 
 

@@ -90,3 +90,36 @@ def test_qmgr_failure_fails_with_its_text(pbs):
     code, result = run(pbs)
     assert code == 1 and result["rc"] != 0
     assert os.path.basename(result["cmd"][0]) == "qmgr"
+
+
+MOM_PLAN_CASES = [
+    ("$clienthost vm\n", {"job_launch_delay": 45}, True),
+    ("$job_launch_delay  45\r\n", {"job_launch_delay": 45}, False),
+    ("$job_launch_delay 45\n$sister_join_job_alarm 60\n", {"sister_join_job_alarm": None}, True),
+    ("", {"sister_join_job_alarm": None}, False),
+]
+
+
+@pytest.mark.parametrize("text, options, changed", MOM_PLAN_CASES)
+def test_mom_plan_is_what_mom_config_would_write(pbs, text, options, changed):
+    """The audit reads a mom in one call: cluster_info's mom_plan must be mom_config's own
+    check-mode plan (same before/after texts) for the same options."""
+    from ansible_collections.hpc.pbs.plugins.modules import mom_config
+    config = pbs.home / "mom_priv" / "config"
+    config.write_bytes(text.encode())
+    code, result = run(pbs, query_server="never", mom_options=options)
+    assert code == 0, result
+    code, planned = run_module(mom_config.main, dict(options=options, reload="never", pbs_conf_file=pbs.conf),
+                               check_mode=True, diff=True)
+    assert code == 0, planned
+    assert result["mom_plan"] == dict(path=str(config), changed=changed, before=text,
+                                      after=planned["diff"]["after"], options=planned["options"])
+    assert planned["changed"] is changed
+    assert config.read_bytes() == text.encode()
+
+
+def test_mom_plan_refuses_a_value_the_mom_would_refuse_and_is_null_without_options(pbs):
+    code, result = run(pbs, query_server="never", mom_options={"job_launch_delay": "soon"})
+    assert code == 1 and result["msg"].startswith("mom_options: ") and "job_launch_delay" in result["msg"], result
+    code, result = run(pbs, query_server="never")
+    assert code == 0 and result["mom_plan"] is None
