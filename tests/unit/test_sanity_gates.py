@@ -171,7 +171,7 @@ def pins(path):
 def test_execution_environment_names_existing_files():
     with open(os.path.join(REPO, "meta", "execution-environment.yml")) as handle:
         definition = yaml.safe_load(handle)
-    assert definition.get("version") in (1, 3), definition
+    assert definition.get("version") == 3, definition
     dependencies = definition.get("dependencies") or {}
     assert set(dependencies) >= {"python", "system"}, dependencies
     for kind in ("python", "system"):
