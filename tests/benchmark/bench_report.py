@@ -1,0 +1,194 @@
+"""Pure parts of ``bench_rollout.py``: statistics, the markdown report and the replacement
+of the report's section in a document. No cluster, no subprocess (the machine description
+reads ``/proc`` and ``ansible.cfg`` only).
+
+The results the report is made from (``bench_rollout.py --json`` writes the same)::
+
+    {"date": "2026-11-24 20:30 UTC", "command": "bench_rollout.py ...",
+     "machine": {"nproc": 2, "cpu_model": "...", "memory_gib": 7.8},
+     "ansible_core": "2.19.14", "ansible_cfg": {"forks": "10", "pipelining": "True"},
+     "backends": [{"name": "mock", "skipped": None or "why",
+                   "clusters": [{"moms": 8, "error": None or "why",
+                                 "phases": {"cluster up": 12.3, ...},   # seconds
+                                 "runs": {RUN: {"seconds": [5.1, 5.3, 5.2],
+                                                "qmgr_invocations": 2,
+                                                "round_trips": {"server": 2, "mom": 1.0},
+                                                "changed": 0}}}]}]}
+
+RUN is one of RUNS; ``seconds`` are wall times in seconds, ``round_trips`` SSH round trips
+per host (server: on the one server; mom: total over the moms / number of moms),
+``changed`` the largest changed count over the runs of that kind (summed over hosts).
+"""
+import configparser
+import os
+import statistics
+
+RUNS = ("first run", "idempotent re-run", "rollout re-run", "audit", "ping")
+MUST_NOT_CHANGE = ("idempotent re-run", "rollout re-run", "audit", "ping")
+DOC_START = "<!-- bench:start -->"
+DOC_END = "<!-- bench:end -->"
+
+
+def median(values):
+    """Median of a non-empty list of numbers; None for an empty one."""
+    return statistics.median(values) if values else None
+
+
+def slope(points):
+    """Least-squares slope of ``[(x, y), ...]`` (y per unit of x); None with fewer than two
+    distinct x. For the growth: x = moms, y = seconds, slope = seconds per extra mom."""
+    points = [(x, y) for x, y in points if y is not None]
+    if len(set(x for x, _ in points)) < 2:
+        return None
+    mean_x = sum(x for x, _ in points) / len(points)
+    mean_y = sum(y for _, y in points) / len(points)
+    num = sum((x - mean_x) * (y - mean_y) for x, y in points)
+    den = sum((x - mean_x) ** 2 for x, _ in points)
+    return num / den
+
+
+def ratio(value, reference):
+    """``value / reference``, None when either is missing or the reference is 0."""
+    if value is None or not reference:
+        return None
+    return value / reference
+
+
+def change_flags(cluster):
+    """``["idempotent re-run: changed=3", ...]``: the runs of ``cluster`` that must change
+    nothing and did."""
+    runs = cluster.get("runs", {})
+    return ["%s: changed=%d" % (name, runs[name]["changed"]) for name in MUST_NOT_CHANGE
+            if name in runs and runs[name].get("changed")]
+
+
+def machine_info(cpuinfo="/proc/cpuinfo", meminfo="/proc/meminfo"):
+    """``{"nproc": int, "cpu_model": str, "memory_gib": float}`` of this machine."""
+    model = "unknown"
+    with open(cpuinfo) as handle:
+        for line in handle:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    memory_gib = None
+    with open(meminfo) as handle:
+        for line in handle:
+            if line.startswith("MemTotal:"):
+                memory_gib = round(int(line.split()[1]) / 1024.0 / 1024.0, 1)
+    return dict(nproc=os.cpu_count(), cpu_model=model, memory_gib=memory_gib)
+
+
+def ansible_cfg_settings(path):
+    """``{"forks": "10", "pipelining": "True"}`` from ``[defaults] forks`` and
+    ``[ssh_connection] pipelining`` of ``path`` (Ansible's defaults, 5 and False, when
+    unset)."""
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read(path)
+    return dict(forks=parser.get("defaults", "forks", fallback="5"),
+                pipelining=parser.get("ssh_connection", "pipelining", fallback="False"))
+
+
+def _number(value, digits=2):
+    return "-" if value is None else "%.*f" % (digits, value)
+
+
+def _round_trips(run):
+    trips = run.get("round_trips")
+    if not trips:
+        return "-"
+    return "%s / %s" % (_number(trips.get("server"), 1), _number(trips.get("mom"), 1))
+
+
+def backend_table(backend):
+    """Markdown table of one backend: one row per (moms, run)."""
+    lines = ["| moms | run | median s | all runs s | ÷ ping | qmgr calls | "
+             "round trips per host (server / mom) | changed |",
+             "| ---: | --- | ---: | --- | ---: | ---: | ---: | ---: |"]
+    for cluster in backend["clusters"]:
+        runs = cluster.get("runs", {})
+        ping = median(runs.get("ping", {}).get("seconds", []))
+        for name in RUNS:
+            if name not in runs:
+                continue
+            run = runs[name]
+            run_median = median(run["seconds"])
+            lines.append("| %d | %s | %s | %s | %s | %s | %s | %s |" % (
+                cluster["moms"], name, _number(run_median),
+                ", ".join(_number(s) for s in run["seconds"]),
+                _number(ratio(run_median, ping)), run.get("qmgr_invocations", "-"),
+                _round_trips(run), run.get("changed", "-")))
+    return lines
+
+
+def growth_lines(backend):
+    """Per-mom cost of each run: the least-squares slope of its median over the sizes
+    measured, in seconds per extra mom; empty with fewer than two sizes."""
+    sizes = [c["moms"] for c in backend["clusters"] if c.get("runs")]
+    if len(set(sizes)) < 2:
+        return []
+    cells = []
+    for name in RUNS:
+        points = [(c["moms"], median(c["runs"][name]["seconds"]))
+                  for c in backend["clusters"] if name in c.get("runs", {})]
+        cells.append("%s %s s" % (name, _number(slope(points), 3)))
+    return ["", "Growth (seconds per extra mom, least squares over %s moms): %s."
+            % (" -> ".join(str(s) for s in sizes), "; ".join(cells))]
+
+
+def cluster_notes(backend):
+    """Errors, change flags and phase times of each cluster of ``backend``."""
+    lines = []
+    for cluster in backend["clusters"]:
+        head = "%d moms" % cluster["moms"]
+        if cluster.get("error"):
+            lines.append("- %s: **failed**: %s" % (head, cluster["error"].strip().splitlines()[-1]
+                                                  if cluster["error"].strip() else "error"))
+        for flag in change_flags(cluster):
+            lines.append("- %s: **changed** where nothing should change: %s" % (head, flag))
+        phases = cluster.get("phases", {})
+        if phases:
+            lines.append("- %s: phases %s." % (head, ", ".join(
+                "%s %.0f s" % (name, seconds) for name, seconds in phases.items())))
+    return [""] + lines if lines else []
+
+
+def markdown(results):
+    """The whole report (markdown text, no trailing newline) of ``results`` (module
+    docstring)."""
+    machine = results["machine"]
+    cfg = results["ansible_cfg"]
+    lines = ["## Measured: `make bench`", "",
+             "- Machine: %s cores (nproc), %s, %s GiB memory" % (
+                 machine["nproc"], machine["cpu_model"], _number(machine["memory_gib"], 1)),
+             "- Date: %s" % results["date"],
+             "- ansible-core %s; ansible.cfg: forks %s, pipelining %s" % (
+                 results["ansible_core"], cfg["forks"], cfg["pipelining"]),
+             "- Command: `%s`" % results["command"],
+             "- Wall time: median of the runs listed (first run: one run, with `-vvv`); "
+             "÷ ping: the median over `ansible all -m ansible.builtin.ping`'s median at the "
+             "same size; qmgr calls and round trips: one counted run (`-vvv`)."]
+    for backend in results["backends"]:
+        lines += ["", "### Backend %s" % backend["name"], ""]
+        if backend.get("skipped"):
+            lines.append("Not measured: %s" % backend["skipped"])
+            continue
+        lines += backend_table(backend)
+        lines += growth_lines(backend)
+        lines += cluster_notes(backend)
+    return "\n".join(lines)
+
+
+def replace_doc_section(text, section):
+    """``text`` with everything between the DOC_START and DOC_END lines replaced by
+    ``section`` (markers kept); with no such pair, the markers and the section appended at
+    the end. Raises ValueError when only one marker, or the end before the start, is there."""
+    block = "%s\n%s\n%s\n" % (DOC_START, section.rstrip("\n"), DOC_END)
+    lines = text.splitlines(True)
+    starts = [i for i, line in enumerate(lines) if line.strip() == DOC_START]
+    ends = [i for i, line in enumerate(lines) if line.strip() == DOC_END]
+    if not starts and not ends:
+        separator = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+        return text + separator + block
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
+        raise ValueError("expected one %s line before one %s line" % (DOC_START, DOC_END))
+    return "".join(lines[:starts[0]]) + block + "".join(lines[ends[0] + 1:])

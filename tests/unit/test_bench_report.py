@@ -1,0 +1,132 @@
+"""The pure parts of tests/benchmark/bench_rollout.py (tests/benchmark/bench_report.py):
+growth slope, report formatting, replacement of the report's section in a document."""
+import os
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "tests", "benchmark"))
+import bench_report  # noqa: E402
+
+
+def run(seconds, qmgr=0, server=2.0, mom=1.0, changed=0):
+    return dict(seconds=seconds, qmgr_invocations=qmgr,
+                round_trips=dict(server=server, mom=mom), changed=changed)
+
+
+def cluster(moms, ping, rerun, changed=0, error=None):
+    runs = {"first run": run([3.0 * moms], qmgr=9, changed=12),
+            "idempotent re-run": run(rerun, changed=changed),
+            "rollout re-run": run([2.0 * moms]), "audit": run([1.5 * moms]),
+            "ping": run(ping, server=1.0)}
+    return dict(moms=moms, error=error, phases={"cluster up": 12.04}, runs=runs)
+
+
+def results(*backends):
+    return dict(date="2026-11-24 20:30 UTC", command="bench_rollout.py --moms 8,32",
+                machine=dict(nproc=2, cpu_model="Test CPU", memory_gib=7.75),
+                ansible_core="2.19.14", ansible_cfg=dict(forks="10", pipelining="True"),
+                backends=list(backends))
+
+
+# ------------------------------------------------------------------ slope
+
+def test_slope_of_a_line_is_its_gradient():
+    assert bench_report.slope([(8, 5.0), (32, 17.0), (64, 33.0)]) == pytest.approx(0.5)
+
+
+def test_slope_is_least_squares_over_all_sizes():
+    # Not on a line: the end points' slope would be 1.0; least squares gives 13/14.
+    assert bench_report.slope([(0, 1.0), (1, 3.0), (3, 4.0)]) == pytest.approx(0.9285714)
+
+
+@pytest.mark.parametrize("points", [[], [(8, 1.0)], [(8, 1.0), (8, 2.0)], [(8, 1.0), (32, None)]])
+def test_slope_needs_two_sizes(points):
+    assert bench_report.slope(points) is None
+
+
+def test_median_and_ratio():
+    assert bench_report.median([3.0, 1.0, 2.0]) == 2.0
+    assert bench_report.median([]) is None
+    assert bench_report.ratio(5.0, 2.5) == 2.0
+    assert bench_report.ratio(5.0, 0) is None
+    assert bench_report.ratio(None, 2.0) is None
+
+
+# ------------------------------------------------------------------ report
+
+def test_report_has_machine_and_one_row_per_size_and_run():
+    backend = dict(name="mock", skipped=None,
+                   clusters=[cluster(8, [2.0, 2.2, 2.4], [5.0, 4.0, 6.0]),
+                             cluster(32, [8.0], [20.0])])
+    text = bench_report.markdown(results(backend))
+    assert "- Machine: 2 cores (nproc), Test CPU, 7.8 GiB memory" in text
+    assert "- Date: 2026-11-24 20:30 UTC" in text
+    assert "- ansible-core 2.19.14; ansible.cfg: forks 10, pipelining True" in text
+    assert "### Backend mock" in text
+    assert "| 8 | idempotent re-run | 5.00 | 5.00, 4.00, 6.00 | 2.27 | 0 | 2.0 / 1.0 | 0 |" in text
+    assert "| 32 | first run | 96.00 | 96.00 | 12.00 | 9 | 2.0 / 1.0 | 12 |" in text
+    assert "| 32 | ping | 8.00 | 8.00 | 1.00 | 0 | 1.0 / 1.0 | 0 |" in text
+    rows = [line for line in text.splitlines() if line.startswith("| 8 ") or line.startswith("| 32 ")]
+    assert len(rows) == 2 * len(bench_report.RUNS)
+
+
+def test_report_states_growth_per_mom():
+    backend = dict(name="mock", skipped=None,
+                   clusters=[cluster(8, [2.0], [5.0]), cluster(32, [8.0], [17.0])])
+    text = bench_report.markdown(results(backend))
+    assert "Growth (seconds per extra mom, least squares over 8 -> 32 moms)" in text
+    assert "idempotent re-run 0.500 s" in text
+    assert "ping 0.250 s" in text
+
+
+def test_report_flags_changes_and_failures_and_skips():
+    mock = dict(name="mock", skipped=None,
+                clusters=[cluster(8, [2.0], [5.0], changed=3, error="boom\nrollout.yml failed")])
+    real = dict(name="openpbs", skipped="the OpenPBS build is missing", clusters=[])
+    text = bench_report.markdown(results(mock, real))
+    assert "- 8 moms: **changed** where nothing should change: idempotent re-run: changed=3" in text
+    assert "- 8 moms: **failed**: rollout.yml failed" in text
+    assert "first run: changed" not in text
+    assert "### Backend openpbs\n\nNot measured: the OpenPBS build is missing" in text
+    assert "Growth" not in text
+    assert "- 8 moms: phases cluster up 12 s." in text
+
+
+# ------------------------------------------------------------------ document section
+
+def test_replace_doc_section_appends_markers_when_absent():
+    text = bench_report.replace_doc_section("# Performance\n\nintro\n", "## Report\nrow")
+    assert text == ("# Performance\n\nintro\n\n<!-- bench:start -->\n## Report\nrow\n"
+                    "<!-- bench:end -->\n")
+
+
+def test_replace_doc_section_replaces_only_between_markers():
+    doc = "head\n<!-- bench:start -->\nold 1\nold 2\n<!-- bench:end -->\ntail\n"
+    text = bench_report.replace_doc_section(doc, "new\n")
+    assert text == "head\n<!-- bench:start -->\nnew\n<!-- bench:end -->\ntail\n"
+    assert bench_report.replace_doc_section(text, "new\n") == text
+
+
+@pytest.mark.parametrize("doc", ["<!-- bench:start -->\nx\n",
+                                 "<!-- bench:end -->\nx\n<!-- bench:start -->\n",
+                                 "<!-- bench:start -->\n<!-- bench:start -->\n<!-- bench:end -->\n"])
+def test_replace_doc_section_refuses_broken_markers(doc):
+    with pytest.raises(ValueError):
+        bench_report.replace_doc_section(doc, "new")
+
+
+def test_machine_info_and_ansible_cfg(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: Test CPU @ 2GHz\n")
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:        8126464 kB\nMemFree: 1 kB\n")
+    info = bench_report.machine_info(str(cpuinfo), str(meminfo))
+    assert info["cpu_model"] == "Test CPU @ 2GHz"
+    assert info["memory_gib"] == 7.8
+    cfg = tmp_path / "ansible.cfg"
+    cfg.write_text("[defaults]\nforks = 10\n[ssh_connection]\npipelining = True\n")
+    assert bench_report.ansible_cfg_settings(str(cfg)) == dict(forks="10", pipelining="True")
+    assert bench_report.ansible_cfg_settings(str(tmp_path / "none")) == dict(
+        forks="5", pipelining="False")
