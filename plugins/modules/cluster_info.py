@@ -32,6 +32,7 @@ description:
 version_added: "0.1.0"
 author: hpc.pbs developers (@hpc-pbs)
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - hpc.pbs.pbs
 options:
   query_server:
@@ -96,6 +97,20 @@ options:
 notes:
   - Supports check mode; the result is the same in both modes.
   - A host without C(pbs.conf) is reported with RV(installed=false) rather than failing.
+attributes:
+  check_mode:
+    support: full
+    details: The module only reads; its result is the same in check mode.
+  diff_mode:
+    support: none
+  platform:
+    platforms: posix
+seealso:
+  - module: hpc.pbs.mom_config
+  - module: hpc.pbs.hook
+  - name: OpenPBS source and design documents
+    description: The PBS code this module drives and the designs it implements (PP-928 reliable job startup).
+    link: https://github.com/openpbs/openpbs
 '''
 
 EXAMPLES = r'''

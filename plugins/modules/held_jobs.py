@@ -55,6 +55,7 @@ description:
 version_added: "0.1.0"
 author: hpc.pbs developers (@hpc-pbs)
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - hpc.pbs.pbs
 options:
   state:
@@ -114,6 +115,21 @@ notes:
     mom's log, not to the job's comment; a job the reliable_job_startup hook held is then
     recognised only where its comment carries the hook's text, else it is listed as
     C(other).
+attributes:
+  check_mode:
+    support: full
+    details: Lists what would be released and releases nothing.
+  diff_mode:
+    support: full
+    details: The held job ids before and after.
+  platform:
+    platforms: posix
+seealso:
+  - module: hpc.pbs.qmgr
+  - module: hpc.pbs.cluster_info
+  - name: OpenPBS source and design documents
+    description: The PBS code this module drives and the designs it implements (PP-928 reliable job startup).
+    link: https://github.com/openpbs/openpbs
 '''
 
 EXAMPLES = r'''

@@ -46,6 +46,7 @@ requirements:
   - jsonschema (Python library on the controller, only for O(config_schema); the
     collection's requirement)
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - hpc.pbs.pbs
 options:
   name:
@@ -187,6 +188,23 @@ options:
 notes:
   - Supports check mode and diff mode (attributes and body/config text).
   - Must run on the PBS server host (where C(qmgr) works and C(server_priv/hooks) is).
+attributes:
+  check_mode:
+    support: full
+    details: Plans the qmgr commands and file imports and runs none.
+  diff_mode:
+    support: full
+    details: The hook attributes and the body / config texts.
+  platform:
+    platforms: posix
+seealso:
+  - module: hpc.pbs.qmgr
+  - module: hpc.pbs.cluster_info
+  - plugin: hpc.pbs.json_schema_errors
+    plugin_type: filter
+  - name: OpenPBS source and design documents
+    description: The PBS code this module drives and the designs it implements (PP-928 reliable job startup).
+    link: https://github.com/openpbs/openpbs
 '''
 
 EXAMPLES = r'''

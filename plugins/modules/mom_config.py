@@ -33,6 +33,7 @@ description:
 version_added: "0.1.0"
 author: hpc.pbs developers (@hpc-pbs)
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - hpc.pbs.pbs
 options:
   options:
@@ -174,6 +175,21 @@ notes:
   - Supports check mode (nothing written, no signal) and diff mode (the file text).
   - When the mom is not running (no live pid in C(mom.lock)), no signal is sent and the
     task fails (or warns, see O(mom_not_running)); the mom reads the file when it starts.
+attributes:
+  check_mode:
+    support: full
+    details: Nothing is written and no signal is sent.
+  diff_mode:
+    support: full
+    details: The text of the mom config file.
+  platform:
+    platforms: posix
+seealso:
+  - module: hpc.pbs.cluster_info
+  - module: hpc.pbs.hook
+  - name: OpenPBS source and design documents
+    description: The PBS code this module drives and the designs it implements (PP-928 reliable job startup).
+    link: https://github.com/openpbs/openpbs
 '''
 
 EXAMPLES = r'''

@@ -39,6 +39,7 @@ description:
 version_added: "0.1.0"
 author: hpc.pbs developers (@hpc-pbs)
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - hpc.pbs.pbs
 options:
   object_type:
@@ -118,6 +119,21 @@ notes:
   - Values PBS puts back after an unset are those OpenPBS 23.06 lists on a fresh
     installation, for the server and the default scheduler (for example C(log_events =
     511), C(job_run_wait = runjob_hook)) and hooks (C(alarm = 30), C(order = 1), ...).
+attributes:
+  check_mode:
+    support: full
+    details: Nothing is written; the returned attributes are a prediction.
+  diff_mode:
+    support: full
+    details: The object attributes before and after.
+  platform:
+    platforms: posix
+seealso:
+  - module: hpc.pbs.hook
+  - module: hpc.pbs.tolerate_node_failures
+  - name: OpenPBS source and design documents
+    description: The PBS code this module drives and the designs it implements (PP-928 reliable job startup).
+    link: https://github.com/openpbs/openpbs
 '''
 
 EXAMPLES = r'''

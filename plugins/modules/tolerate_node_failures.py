@@ -26,6 +26,7 @@ description:
 version_added: "0.1.0"
 author: hpc.pbs developers (@hpc-pbs)
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - hpc.pbs.pbs
 options:
   value:
@@ -51,6 +52,21 @@ notes:
   - Supports check mode and diff mode.
   - A job may still override the default with C(qsub -W tolerate_node_failures=...) or
     C(qalter) (on a running job it counts from the next rerun, PP-928 interface 1).
+attributes:
+  check_mode:
+    support: full
+    details: Nothing is written.
+  diff_mode:
+    support: full
+    details: The server attribute default_qsub_arguments before and after.
+  platform:
+    platforms: posix
+seealso:
+  - module: hpc.pbs.qmgr
+  - module: hpc.pbs.cluster_info
+  - name: OpenPBS source and design documents
+    description: The PBS code this module drives and the designs it implements (PP-928 reliable job startup).
+    link: https://github.com/openpbs/openpbs
 '''
 
 EXAMPLES = r'''

@@ -89,9 +89,15 @@ def module_strings(path):
 
 
 def fragment_options(name):
-    """Options of the doc fragment ``hpc.pbs.NAME`` (its class's DOCUMENTATION)."""
-    assert name.startswith(COLLECTION + "."), "fragment from elsewhere: %s" % name
-    path = os.path.join(FRAGMENT_DIR, name[len(COLLECTION) + 1:] + ".py")
+    """Options of the doc fragment ``hpc.pbs.NAME`` or ``ansible.builtin.NAME`` (its class's
+    DOCUMENTATION)."""
+    if name.startswith("ansible.builtin."):
+        import ansible.plugins.doc_fragments
+        directory, stem = os.path.dirname(ansible.plugins.doc_fragments.__file__), name[len("ansible.builtin."):]
+    else:
+        assert name.startswith(COLLECTION + "."), "fragment from elsewhere: %s" % name
+        directory, stem = FRAGMENT_DIR, name[len(COLLECTION) + 1:]
+    path = os.path.join(directory, stem + ".py")
     with open(path) as handle:
         tree = ast.parse(handle.read(), path)
     for node in ast.walk(tree):
@@ -212,6 +218,21 @@ def test_documentation_names_the_module(docs):
     assert documentation["module"] == module
     assert documentation.get("short_description")
     assert documentation.get("options"), module
+
+
+def test_documentation_has_the_ecosystems_attributes_and_see_also(docs):
+    """check_mode / diff_mode / platform as ansible.builtin.action_common_attributes defines
+    them, and a see-also section naming only modules of this collection or links."""
+    documentation = docs["documentation"]
+    assert "ansible.builtin.action_common_attributes" in documentation["extends_documentation_fragment"]
+    attributes = documentation.get("attributes") or {}
+    assert sorted(attributes) == ["check_mode", "diff_mode", "platform"], attributes
+    for name in ("check_mode", "diff_mode"):
+        assert attributes[name]["support"] in ("full", "partial", "none"), attributes
+    assert attributes["platform"]["platforms"] == "posix"
+    seealso = documentation.get("seealso") or []
+    modules = [entry["module"] for entry in seealso if "module" in entry]
+    assert modules and all(m.startswith(COLLECTION + ".") and m.split(".")[-1] in MODULES for m in modules), seealso
 
 
 def test_every_option_has_description_and_type(docs):
