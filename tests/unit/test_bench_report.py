@@ -130,3 +130,11 @@ def test_machine_info_and_ansible_cfg(tmp_path):
     assert bench_report.ansible_cfg_settings(str(cfg)) == dict(forks="10", pipelining="True")
     assert bench_report.ansible_cfg_settings(str(tmp_path / "none")) == dict(
         forks="5", pipelining="False")
+
+
+def test_change_flags_name_each_run_that_must_not_change_and_did():
+    flagged = cluster(8, [2.0], [5.0])
+    flagged["runs"]["audit"]["changed"] = 2
+    flagged["runs"]["rollout re-run"]["changed"] = 1
+    assert bench_report.change_flags(flagged) == ["rollout re-run: changed=1", "audit: changed=2"]
+    assert bench_report.change_flags(cluster(8, [2.0], [5.0])) == []
