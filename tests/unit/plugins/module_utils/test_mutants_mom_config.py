@@ -101,50 +101,63 @@ def test_the_last_config_read_is_searched_in_the_31_newest_day_files(logs):
     assert mc.logged_value(mc.last_config_read(str(logs)), "Svr", "job_launch_delay") == "30"
 
 
-def test_a_log_file_created_after_the_watcher_is_read_from_its_start(logs):
+class Calendar(object):
+    """Pins ``mom_config.log_path`` to one day file of ``logs``; :meth:`next_day` moves
+    it to the next one (a watcher created before then still holds the first)."""
+
+    def __init__(self, monkeypatch, logs):
+        self.monkeypatch = monkeypatch
+        self.logs = logs
+        self.set_day("20261001")
+
+    def set_day(self, name):
+        path = str(self.logs / name)
+        self.monkeypatch.setattr(mc, "log_path", lambda logs_dir, when=None: path)
+        return path
+
+    def next_day(self):
+        return self.set_day("20261002")
+
+
+@pytest.fixture
+def calendar(monkeypatch, logs):
+    return Calendar(monkeypatch, logs)
+
+
+def write(path, text, mode="w"):
+    with open(path, mode) as handle:
+        handle.write(text)
+
+
+def test_a_log_file_created_after_the_watcher_is_read_from_its_start(logs, calendar):
     watcher = mc.MomLogWatcher(str(logs))
-    with open(watcher.start_path, "w") as handle:
-        handle.write(READ_30)
+    write(watcher.start_path, READ_30)
     assert watcher.new_text() == READ_30
 
 
-def test_the_watcher_returns_only_what_was_appended_the_same_day(logs):
-    today = mc.log_path(str(logs))
-    with open(today, "w") as handle:
-        handle.write(OPENED)
+def test_the_watcher_returns_only_what_was_appended_the_same_day(logs, calendar):
+    write(mc.log_path(str(logs)), OPENED)
     watcher = mc.MomLogWatcher(str(logs))
-    with open(today, "a") as handle:
-        handle.write(READ_30)
+    write(watcher.start_path, READ_30, "a")
     assert watcher.new_text() == READ_30
 
 
-def change_day(monkeypatch, logs):
-    """Make ``log_path`` name a next-day file from now on; returns its path."""
-    next_day = str(logs / "29991231")
-    monkeypatch.setattr(mc, "log_path", lambda logs_dir, when=None: next_day)
-    return next_day
-
-
-def test_the_watcher_follows_the_log_into_the_next_day_file(logs, monkeypatch):
+def test_the_watcher_follows_the_log_into_the_next_day_file(logs, calendar):
     watcher = mc.MomLogWatcher(str(logs))
-    with open(watcher.start_path, "w") as handle:
-        handle.write("before midnight\n")
-    with open(change_day(monkeypatch, logs), "w") as handle:
-        handle.write("after midnight\n")
+    write(watcher.start_path, "before midnight\n")
+    write(calendar.next_day(), "after midnight\n")
     assert watcher.new_text() == "before midnight\nafter midnight\n"
 
 
-def test_the_tail_is_the_last_lines_with_their_newlines(logs):
+def test_the_tail_is_the_last_lines_with_their_newlines(logs, calendar):
     watcher = mc.MomLogWatcher(str(logs))
-    with open(watcher.start_path, "w") as handle:
-        handle.write("one\ntwo\nthree\n")
+    write(watcher.start_path, "one\ntwo\nthree\n")
     assert watcher.tail(2) == "two\nthree\n"
 
 
 def test_the_tail_falls_back_to_the_start_file_before_the_next_day_file_exists(
-        logs, monkeypatch):
+        logs, calendar):
     watcher = mc.MomLogWatcher(str(logs))
-    with open(watcher.start_path, "w") as handle:
-        handle.write("one\ntwo\nthree\n")
-    change_day(monkeypatch, logs)
+    write(watcher.start_path, "one\ntwo\nthree\n")
+    calendar.next_day()
     assert watcher.tail(2) == "two\nthree\n"
