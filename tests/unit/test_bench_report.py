@@ -138,3 +138,13 @@ def test_change_flags_name_each_run_that_must_not_change_and_did():
     flagged["runs"]["rollout re-run"]["changed"] = 1
     assert bench_report.change_flags(flagged) == ["rollout re-run: changed=1", "audit: changed=2"]
     assert bench_report.change_flags(cluster(8, [2.0], [5.0])) == []
+
+
+def test_round_trips_per_host_from_vvv_exec_lines():
+    import bench_rollout
+    roles = {"127.0.22.10": "server", "127.0.22.11": "mom", "127.0.22.12": "mom"}
+    output = ("<127.0.22.10> SSH: EXEC ssh -C ...\n<127.0.22.10> SSH: EXEC ssh -C ...\n"
+              "<127.0.22.11> SSH: EXEC ssh -C ...\n<127.0.22.12> SSH: EXEC ssh -C ...\n"
+              "<127.0.22.12> SSH: EXEC ssh -C ...\n<127.0.22.12> ESTABLISH SSH CONNECTION\n"
+              "ok: [mom1] <127.0.22.11> SSH: EXEC in a message is not a command\n")
+    assert bench_rollout.round_trips_per_host(output, roles) == dict(server=2.0, mom=1.5)
