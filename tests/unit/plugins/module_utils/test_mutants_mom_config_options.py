@@ -126,6 +126,7 @@ def test_a_restricted_pattern_may_have_255_characters_not_256():
 
 
 def test_momname_may_have_63_characters_not_64():
+    # set_momname() fails on strlen(value) > 63 (OpenPBS src/resmom/mom_main.c)
     assert normalize_value("momname", "m" * 63) == "m" * 63
     assert "not a host name" in refused("momname", "m" * 64)
 
@@ -138,7 +139,7 @@ def test_a_usecp_source_path_may_hold_a_colon():
 # -- word counts of the options that take several words ----------------------------------
 
 def test_restrict_user_exceptions_takes_ten_names_and_refuses_eleven():
-    # NUM_RESTRICT_USER_EXEMPT_UIDS 10 on Linux (OpenPBS src/include/mom_func.h)
+    # NUM_RESTRICT_USER_EXEMPT_UIDS 10 outside the NAS build (OpenPBS src/include/mom_func.h)
     ten = ["user%d" % i for i in range(10)]
     assert normalize_value("restrict_user_exceptions", " ".join(ten)) == ",".join(ten)
     message = refused("restrict_user_exceptions", ",".join(ten + ["user10"]))
