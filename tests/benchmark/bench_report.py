@@ -187,7 +187,8 @@ def replace_doc_section(text, section):
     starts = [i for i, line in enumerate(lines) if line.strip() == DOC_START]
     ends = [i for i, line in enumerate(lines) if line.strip() == DOC_END]
     if not starts and not ends:
-        separator = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+        separator = ("" if not text or text.endswith("\n\n")
+                     else "\n" if text.endswith("\n") else "\n\n")
         return text + separator + block
     if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
         raise ValueError("expected one %s line before one %s line" % (DOC_START, DOC_END))

@@ -39,7 +39,8 @@ pays for its connections. The first run's wall time is its counted run.
   the cluster's work dir, and mounts made in a node's namespace are not seen outside it and
   end with the node. The server's log was not used: it records client requests, not qmgr
   processes, so a qmgr that only reads and a module's own batch requests would mix. A
-  run's count is the number of lines it added, over all nodes.
+  run's count is the number of lines it added, over all nodes (read on the host, from
+  ``<workdir>/nodes/<node>/spool/``, which is the node's ``/var/spool``).
 - **SSH round trips**: ``-vvv`` prints one ``<address> SSH: EXEC ssh ...`` line per ssh
   command the controller runs: one remote execution over the host's multiplexed
   connection, i.e. one round trip. Reported per host: on the server, and the moms' total
@@ -133,8 +134,19 @@ def install_qmgr_counters(workdir, nodes):
 
 
 def qmgr_calls(workdir, nodes):
-    """Number of qmgr invocations so far, summed over ``nodes``."""
-    return sum(int(node_exec(workdir, node, "wc -l < %s" % QMGR_LOG)) for node in nodes)
+    """Number of qmgr invocations so far, summed over ``nodes``. Read from the host side:
+    a node's ``/var/spool`` is ``<workdir>/nodes/<node>/spool`` (no ``cluster exec`` per
+    node and count). Raises BenchError when a node has no counter."""
+    total = 0
+    for node in nodes:
+        path = os.path.join(workdir, "nodes", node, "spool",
+                            os.path.relpath(QMGR_LOG, "/var/spool"))
+        try:
+            with open(path) as handle:
+                total += sum(1 for _line in handle)
+        except OSError as exc:
+            raise BenchError("no qmgr counter on %s: %s" % (node, exc))
+    return total
 
 
 def openpbs_missing():

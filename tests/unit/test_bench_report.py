@@ -68,7 +68,7 @@ def test_report_has_machine_and_one_row_per_size_and_run():
     assert "| 8 | idempotent re-run | 5.00 | 5.00, 4.00, 6.00 | 2.27 | 0 | 2.0 / 1.0 | 0 |" in text
     assert "| 32 | first run | 96.00 | 96.00 | 12.00 | 9 | 2.0 / 1.0 | 12 |" in text
     assert "| 32 | ping | 8.00 | 8.00 | 1.00 | 0 | 1.0 / 1.0 | 0 |" in text
-    rows = [line for line in text.splitlines() if line.startswith("| 8 ") or line.startswith("| 32 ")]
+    rows = [line for line in text.splitlines() if line.startswith(("| 8 ", "| 32 "))]
     assert len(rows) == 2 * len(bench_report.RUNS)
 
 
@@ -109,9 +109,10 @@ def test_replace_doc_section_replaces_only_between_markers():
     assert bench_report.replace_doc_section(text, "new\n") == text
 
 
-@pytest.mark.parametrize("doc", ["<!-- bench:start -->\nx\n",
-                                 "<!-- bench:end -->\nx\n<!-- bench:start -->\n",
-                                 "<!-- bench:start -->\n<!-- bench:start -->\n<!-- bench:end -->\n"])
+@pytest.mark.parametrize("doc", [
+    "<!-- bench:start -->\nx\n",
+    "<!-- bench:end -->\nx\n<!-- bench:start -->\n",
+    "<!-- bench:start -->\n<!-- bench:start -->\n<!-- bench:end -->\n"])
 def test_replace_doc_section_refuses_broken_markers(doc):
     with pytest.raises(ValueError):
         bench_report.replace_doc_section(doc, "new")
