@@ -164,9 +164,11 @@ def markdown(results):
              "- ansible-core %s; ansible.cfg: forks %s, pipelining %s" % (
                  results["ansible_core"], cfg["forks"], cfg["pipelining"]),
              "- Command: `%s`" % results["command"],
-             "- Wall time: median of the runs listed (first run: one run, with `-vvv`); "
-             "÷ ping: the median over `ansible all -m ansible.builtin.ping`'s median at the "
-             "same size; qmgr calls and round trips: one counted run (`-vvv`)."]
+             "- Wall time: median of the runs listed, each with a fresh SSH control "
+             "directory (first run: its one run, with `-vvv`; ping: `ansible all -m "
+             "ansible.builtin.ping`, once after each timed run); ÷ ping: the median divided "
+             "by ping's median at the same size; qmgr calls and round trips: one counted run "
+             "with `-vvv`; changed: the largest recap `changed` over the kind's runs."]
     for backend in results["backends"]:
         lines += ["", "### Backend %s" % backend["name"], ""]
         if backend.get("skipped"):

@@ -266,8 +266,8 @@ def measure_cluster(workdir, inventory, moms, repeat, phases):
     return runs
 
 
-def bench_cluster(backend, moms, args):
-    """Start, measure and (unless --keep) stop one cluster: its entry of the results."""
+def bench_cluster(backend, moms, args, keep):
+    """Start, measure and (unless ``keep``) stop one cluster: its entry of the results."""
     cluster = dict(moms=moms, error=None, phases={}, runs={})
     try:
         start = time.monotonic()
@@ -279,7 +279,7 @@ def bench_cluster(backend, moms, args):
         cluster["error"] = str(exc)
         sys.stderr.write("%s, %d moms: %s\n" % (backend, moms, exc))
     finally:
-        if not args.keep:
+        if not keep:
             start = time.monotonic()
             try:
                 launcher(args.workdir, "down")
@@ -337,6 +337,7 @@ def main(argv=None):
         command="bench_rollout.py " + shlex.join(sys.argv[1:] if argv is None else argv),
         machine=bench_report.machine_info(), ansible_core=ansible_core_version(),
         ansible_cfg=bench_report.ansible_cfg_settings(ANSIBLE_CFG), backends=[])
+    last = (args.backend[-1], args.moms[-1])
     for backend in args.backend:
         entry = dict(name=backend, skipped=None, clusters=[])
         results["backends"].append(entry)
@@ -346,7 +347,8 @@ def main(argv=None):
             sys.stderr.write("%s: skipped: %s\n" % (backend, entry["skipped"]))
             continue
         for moms in args.moms:
-            entry["clusters"].append(bench_cluster(backend, moms, args))
+            keep = args.keep and (backend, moms) == last
+            entry["clusters"].append(bench_cluster(backend, moms, args, keep))
     report = bench_report.markdown(results)
     print(report)
     if args.json:
