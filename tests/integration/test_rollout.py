@@ -457,6 +457,38 @@ def test_check_mode_recap_says_would_be_done(pbs_cluster, env):
     assert "Batch 1 summary: would be done 2 (mom1, mom2)" in out, out
 
 
+def test_converged_cluster_runs_no_batch_and_only_a_stale_mom_is_rolled_out(pbs_cluster, gate_env):
+    """The first look: after the two tests above every mom holds 23 and the server's hook
+    files, so a site's run (canary batch, health gate) starts no batch at all; then one mom
+    whose config drifted is the only one rolled out, as the canary, alone."""
+    cluster = pbs_cluster
+    settings = rjs_vars(23, rollout_canary_hosts=1)
+    rc, out, counts = run_playbook(cluster, gate_env, ROLLOUT, settings)
+    assert rc == 0, out
+    assert "nothing to roll out, every mom is already done" in out, out
+    assert "TASK [Count the batch]" not in out and '"Batch ' not in out, out  # no batch task ran
+    for mom in MOMS:
+        assert "%s: skipped already done" % mom in out, out
+        assert counts[mom]["changed"] == 0, (mom, counts, out)
+        assert mom_log_count(cluster, mom, "job_launch_delay", 23) == 1  # not reloaded
+
+    cluster.exec("mom2", ["sed", "-i", "s/^\\$job_launch_delay 23$/$job_launch_delay 7/",
+                          "%s/mom_priv/config" % PBS_HOME], check=True)
+    rc, out, counts = run_playbook(cluster, gate_env, ROLLOUT, settings)
+    assert rc == 0, out
+    assert "To roll out: mom2 (mom config differs or is not loaded); already done: 3" in out, out
+    order = [m.group(1) for m in re.finditer(r'"Batch (\d+ \(canary\)|\d+): ', out)]
+    assert order == ["1 (canary)"], out
+    assert '"Batch 1 (canary): mom2 ' in out, out
+    assert "Batch 1 summary: done 1 (mom2), failed 0, skipped 0" in out, out
+    assert "mom2: done" in out, out
+    assert_done(cluster, "mom2", 23)
+    for mom in ("mom1", "mom3", "mom4"):
+        assert "%s: skipped already done" % mom in out, out
+        assert counts[mom]["changed"] == 0, (mom, counts, out)
+        assert mom_log_count(cluster, mom, "job_launch_delay", 23) == 1
+
+
 # ------------------------------------------------------------------ health gate and canary batch
 
 def test_pbsnodes_json_is_shaped_as_real_openpbs_prints_it(pbs_cluster):
