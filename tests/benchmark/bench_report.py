@@ -38,13 +38,9 @@ def slope(points):
     """Least-squares slope of ``[(x, y), ...]`` (y per unit of x); None with fewer than two
     distinct x. For the growth: x = moms, y = seconds, slope = seconds per extra mom."""
     points = [(x, y) for x, y in points if y is not None]
-    if len(set(x for x, _ in points)) < 2:
+    if len(set(x for x, y in points)) < 2:
         return None
-    mean_x = sum(x for x, _ in points) / len(points)
-    mean_y = sum(y for _, y in points) / len(points)
-    num = sum((x - mean_x) * (y - mean_y) for x, y in points)
-    den = sum((x - mean_x) ** 2 for x, _ in points)
-    return num / den
+    return statistics.linear_regression([x for x, y in points], [y for x, y in points]).slope
 
 
 def ratio(value, reference):
