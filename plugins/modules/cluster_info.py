@@ -191,12 +191,15 @@ mom_plan:
   description: With O(mom_options), on a host with C(mom_priv) - C(path) of the config
     file, C(before) and C(after) (its text now and as M(hpc.pbs.mom_config) would write
     it), C(changed) (whether they differ) and C(options) (the options of C(after), name ->
-    value, a list for a repeated option). C(null) otherwise.
+    value, a list for a repeated option) and C(not_loaded) (the options of O(mom_options)
+    that the running pbs_mom holds otherwise than C(after) says, as it logged them at its
+    last config read - C(name), C(running), C(in_file); what M(hpc.pbs.mom_config) would
+    reload it for; empty when it does not run). C(null) otherwise.
   returned: always
   type: dict
   sample: {"path": "/var/spool/pbs/mom_priv/config", "changed": true, "before": "$clienthost vm\n",
            "after": "$clienthost vm\n$job_launch_delay 45\n",
-           "options": {"clienthost": "vm", "job_launch_delay": "45"}}
+           "options": {"clienthost": "vm", "job_launch_delay": "45"}, "not_loaded": []}
 '''
 
 import hashlib
@@ -208,7 +211,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
     default_from_alarms, hook_file_paths, read_hook_dir)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config import (
-    current_options, planned_text, process_alive, read_mom_pid)
+    current_options, last_config_read, planned_text, process_alive, read_mom_pid,
+    running_differences)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import (
     MomConfigValueError, plan)
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
@@ -300,8 +304,24 @@ def mom_plan(module, paths, options):
         module.fail_json(msg="mom_options: %s" % exc)
     before = read_text(paths.mom_config) or ""
     after = planned_text(before, desired, remove)
+    options = current_options(after)
     return dict(path=paths.mom_config, changed=after != before, before=before, after=after,
-                options=current_options(after))
+                options=options, not_loaded=not_loaded(paths, options, set(desired) | remove))
+
+
+def not_loaded(paths, file_options, names):
+    """The options of ``names`` that the running mom holds otherwise than ``file_options``
+    say (what it logged at its last config read; mom_config reloads it for them):
+    ``[{name, running, in_file}]``. Empty when the mom does not run or none of its logs
+    shows a config read."""
+    pid = read_mom_pid(paths.mom_lock)
+    if pid is None or not process_alive(pid):
+        return []
+    read = last_config_read(paths.mom_logs_dir)
+    if read is None:
+        return []
+    return [dict(name=name, running=running, in_file=in_file)
+            for name, running, in_file in running_differences(read, file_options, names)]
 
 
 def server_facts(module, paths):

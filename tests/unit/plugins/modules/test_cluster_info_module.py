@@ -113,7 +113,7 @@ def test_mom_plan_is_what_mom_config_would_write(pbs, text, options, changed):
                                check_mode=True, diff=True)
     assert code == 0, planned
     assert result["mom_plan"] == dict(path=str(config), changed=changed, before=text,
-                                      after=planned["diff"]["after"], options=planned["options"])
+                                      after=planned["diff"]["after"], options=planned["options"], not_loaded=[])
     assert planned["changed"] is changed
     assert config.read_bytes() == text.encode()
 
@@ -123,3 +123,27 @@ def test_mom_plan_refuses_a_value_the_mom_would_refuse_and_is_null_without_optio
     assert code == 1 and result["msg"].startswith("mom_options: ") and "job_launch_delay" in result["msg"], result
     code, result = run(pbs, query_server="never")
     assert code == 0 and result["mom_plan"] is None
+
+
+def test_mom_plan_names_the_values_a_running_mom_has_not_loaded(pbs):
+    """As mom_config's check mode: a live mom (pid in mom.lock) that logged another value at
+    its last config read than the file holds must be reloaded, although the file is right."""
+    from ansible_collections.hpc.pbs.plugins.modules import mom_config
+    (pbs.home / "mom_priv" / "config").write_text("$job_launch_delay 45\n")
+    (pbs.home / "mom_priv" / "mom.lock").write_text("%d\n" % os.getpid())
+    logs = pbs.home / "mom_logs"
+    logs.mkdir()
+    (logs / "20261124").write_text("11/24/2026 10:00:00;0100;pbs_mom;Svr;parse_config;file config\n"
+                                   "11/24/2026 10:00:00;0002;pbs_mom;Svr;job_launch_delay;30\n")
+    options = {"job_launch_delay": 45, "sister_join_job_alarm": None}
+    code, result = run(pbs, query_server="never", mom_options=options)
+    assert code == 0, result
+    assert result["mom_plan"]["changed"] is False
+    assert result["mom_plan"]["not_loaded"] == [dict(name="job_launch_delay", running="30", in_file="45")]
+    code, planned = run_module(mom_config.main, dict(options=options, reload="changed", pbs_conf_file=pbs.conf),
+                               check_mode=True)
+    assert code == 0 and planned["reload_reason"].startswith("the running pbs_mom had not loaded the file"), planned
+    (logs / "20261124").write_text("11/24/2026 11:00:00;0100;pbs_mom;Svr;parse_config;file config\n"
+                                   "11/24/2026 11:00:00;0002;pbs_mom;Svr;job_launch_delay;45\n")
+    code, result = run(pbs, query_server="never", mom_options=options)
+    assert result["mom_plan"]["not_loaded"] == []
