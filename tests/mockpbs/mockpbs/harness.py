@@ -264,7 +264,7 @@ def run_hook(source, event="execjob_launch", job=None, vnodes=None, failed_hosts
         "succeeded_mom_list": [h for h in hosts if h not in failed] if with_fail_list else [],
         "daemon": "mom" if is_mom_event else "server",
         "requestor": requestor or ("pbs_mom" if is_mom_event
-                                   else str(job.get("Job_Owner") or "root@").split("@")[0]),
+                                   else str(job.get("Job_Owner") or "root@").split("@", maxsplit=1)[0]),
         "requestor_host": local_host,
     }
     launch_inputs = {"env": None, "argv": None, "progname": None}
@@ -339,7 +339,7 @@ def read_pbs_python_input(text):
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        key, _, raw = line.partition("=")
+        key, _unused, raw = line.partition("=")
         value = _input_value(raw)
         event_match, job_match, vnode_match = (_INPUT_EVENT_RE.match(key), _INPUT_JOB_RE.match(key),
                                                _INPUT_VNODE_RE.match(key))
@@ -430,4 +430,3 @@ def _default_env(job, server):
         "PBS_QUEUE": str(job.get("queue", "workq")),
         "PBS_O_HOST": server,
     }
-

@@ -43,7 +43,6 @@ State lives in :data:`_current` (one hook run per process, as in ``pbs_python``)
 and :func:`_outcome` reads what the hook changed.
 """
 import math
-import os
 import sys
 import time
 import weakref

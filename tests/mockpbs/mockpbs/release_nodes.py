@@ -134,7 +134,7 @@ def _carve(need, usable):
 def _schedselect(keep_chunks, known_resources):
     """``do_schedselect(keep_select)`` with no defaults; None when PBS refuses it."""
     for chunk in keep_chunks:
-        names = [key for key, _ in chunk.resources]
+        names = [key for key, _unused in chunk.resources]
         if len(names) != len(set(names)):
             return None
         for name in names:
@@ -207,7 +207,7 @@ def release_given_select(jobid, exec_vnode, exec_host, exec_host2, keep_select,
     new_vnode, new_host, new_host2 = [], [], []
     first = True
     for keep_chunk in keep_chunks:
-        for _ in range(keep_chunk.count):
+        for _unused in range(keep_chunk.count):
             need = _need_of(keep_chunk.resources)
             position = next((i for i, u in enumerate(candidates) if not u.used and _fits(need, u)), None)
             if position is None:

@@ -55,7 +55,7 @@ def reserve_address(attempts=1000, ports=PBS_PORTS):
     :func:`release_address` (or the process's end).
 
     Raises OSError when no address was found in ``attempts`` tries."""
-    for _ in range(attempts):
+    for _unused in range(attempts):
         address = "127.%d.%d.%d" % (_random.randint(FIRST_SECOND_OCTET, 254), _random.randint(0, 255),
                                     _random.randint(1, 254))
         lock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -87,7 +87,7 @@ def reserved_addresses(count, ports=PBS_PORTS):
     :func:`reserve_address`, all released when the block ends (also on an error)."""
     addresses = []
     try:
-        for _ in range(count):
+        for _unused in range(count):
             addresses.append(reserve_address(ports=ports))
         yield addresses
     finally:

@@ -131,7 +131,7 @@ def parse_item(text):
     text = text.strip()
     times = 1
     if "*" in text:
-        text, _, count = text.partition("*")
+        text, _unused, count = text.partition("*")
         try:
             times = FOREVER if count == "" else int(count)
         except ValueError:

@@ -75,7 +75,7 @@ def json_node(items):
     """The JSON object of one node from its listing ``[(attribute, value)]``."""
     out = {}
     for name, value in items:
-        attribute, _, resource = name.partition(".")
+        attribute, _unused, resource = name.partition(".")
         if attribute in RESOURCE_OBJECTS and resource:
             keep, parsed = json_resource_value(attribute, str(value))
             resources = out.setdefault(attribute, {})
@@ -118,7 +118,7 @@ def main(argv=None):
     except getopt.GetoptError:
         sys.stderr.write(USAGE)
         return 1
-    flags = {o for o, _ in opts}
+    flags = {o for o, _unused in opts}
     comment = dict(opts).get("-C")
     output = dict(opts).get("-F", "default").lower()
     if output not in OUTPUT_FORMATS:

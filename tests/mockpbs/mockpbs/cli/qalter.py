@@ -20,11 +20,11 @@ def main(argv=None):
     for opt, value in opts:
         if opt == "-W":
             for item in value.split(","):
-                key, _, val = item.partition("=")
+                key, _unused, val = item.partition("=")
                 attrs[key] = val
         elif opt == "-l":
             for item in value.split(","):
-                key, _, val = item.partition("=")
+                key, _unused, val = item.partition("=")
                 attrs.setdefault("Resource_List", {})[key] = val
         elif opt == "-N":
             attrs["Job_Name"] = value

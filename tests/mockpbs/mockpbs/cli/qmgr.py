@@ -148,10 +148,10 @@ def main(argv=None):
         sys.stderr.write("qmgr: %s\nUsage: qmgr [-a] [-c command] [-e] [-n] [-z] [server...]\n"
                          "       qmgr --version\n" % exc)
         return 1
-    abort = any(flag == "-a" for flag, _ in options)
+    abort = any(flag == "-a" for flag, _unused in options)
     commands = [value for flag, value in options if flag == "-c"]
     if commands:
-        rc, _ = run(commands[-1], abort)
+        rc, _unused = run(commands[-1], abort)
         sys.stdout.flush()
         return rc
     sys.stdout.write("Max open servers: 49\n")

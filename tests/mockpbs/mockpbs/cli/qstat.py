@@ -29,6 +29,7 @@ tab-indented, in which
 """
 import getopt
 import json
+import math
 import re
 import sys
 import time
@@ -203,7 +204,7 @@ def variable_list_object(text):
                 index += 1
             piece.append(text[index])
             index += 1
-        name, _, value = "".join(piece).partition("=")
+        name, _unused, value = "".join(piece).partition("=")
         out[name] = json_parsed(value)
         index += 1
     return out
@@ -227,7 +228,7 @@ def json_attributes(triples):
 def cjson_number_text(number):
     """cJSON 1.7.15's print_number: ``null`` for NaN and infinities, else ``%1.15g`` or,
     when that does not read back as the same double, ``%1.17g`` (so ``-0`` stays ``-0``)."""
-    if number != number or number in (float("inf"), float("-inf")):
+    if (isinstance(number, float) and math.isnan(number)) or number in (float("inf"), float("-inf")):
         return "null"
     text = "%1.15g" % number
     if abs(float(text) - number) > max(abs(float(text)), abs(number)) * sys.float_info.epsilon:
@@ -272,7 +273,7 @@ def server_attributes(reply):
     (``resources_default.ncpus`` -> ``("resources_default", "ncpus", ...)``)."""
     triples = []
     for name, value in reply["items"]:
-        attribute, _, resource = name.partition(".")
+        attribute, _unused, resource = name.partition(".")
         triples.append((attribute, resource or None, str(value)))
     return triples
 
@@ -309,7 +310,7 @@ def print_server(reply, full):
         items.get("server_state", "")))
 
 
-USAGE = """usage: 
+USAGE = """usage:\x20
 qstat [-f] [-J] [-p] [-t] [-x] [-E] [-F format | -w] [-D delim] [ job_identifier... | destination... ]
 qstat [-a|-i|-r|-H|-T] [-J] [-t] [-u user] [-n] [-s] [-G|-M] [-1] [-w]
 \t[ job_identifier... | destination... ]
@@ -326,7 +327,7 @@ ALTERNATE_DISPLAYS = ("-a", "-H", "-n", "-s", "-1", "-w")
 def output_format(opts):
     """``(format, error text)``: the ``-F`` format (``default`` without -F), or the text
     qstat prints before refusing the options (exit 2)."""
-    flags = {o for o, _ in opts}
+    flags = {o for o, _unused in opts}
     chosen = "default"
     for option, value in opts:
         if option == "-F":
@@ -371,7 +372,7 @@ def main(argv=None):
     except getopt.GetoptError as exc:
         sys.stderr.write("qstat: %s\nusage: qstat [-f] [-x] [-B] [job_identifier...]\n" % exc.msg)
         return 2
-    flags = {o for o, _ in opts}
+    flags = {o for o, _unused in opts}
     chosen, error = output_format(opts)
     if error:
         sys.stderr.write(error)

@@ -215,12 +215,12 @@ def build_job(argv, default_arguments, stdin):
         else:
             script = stdin.read()
             name = "STDIN"
-        directive_opts, _ = _parse(script_directives(script))
+        directive_opts, _unused = _parse(script_directives(script))
         apply_options(directive_opts, attrs, keep=True)
     if default_arguments:
         words = shlex.split(default_arguments)
         try:
-            default_opts, _ = _parse(words)
+            default_opts, _unused = _parse(words)
             apply_options(default_opts, attrs, keep=True)
         except QsubUsage as exc:
             if not exc.syntax:

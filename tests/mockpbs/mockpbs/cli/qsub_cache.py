@@ -82,7 +82,7 @@ def request(identity, server_name, server_address, op="get"):
             identity["user"], identity.get("group", identity["user"]), identity.get("host", "")]
     subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                      stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
-    for _ in range(CONNECT_TRIES):
+    for _unused in range(CONNECT_TRIES):
         time.sleep(0.1)
         try:
             return _ask(name, op)
@@ -123,7 +123,7 @@ def serve(server_name, server_address, identity):
             return 0
         listener.settimeout(left)
         try:
-            conn, _ = listener.accept()
+            conn, _unused = listener.accept()
         except socket.timeout:
             return 0
         with conn:

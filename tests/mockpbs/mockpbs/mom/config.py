@@ -159,7 +159,7 @@ class _Parser:
             return number is not None and (rest == "" or rest[0].isspace())
         if name == "prologalarm":
             self._event(pbslog.PBSEVENT_SYSTEM, pbslog.OBJ_SERVER, "prolog alarm", value)
-            number, _ = _strtol(value)
+            number, _unused = _strtol(value)
             return bool(number and number > 0)
         if name in ("ideal_load", "max_load"):
             self._event(pbslog.PBSEVENT_SYSTEM, pbslog.OBJ_SERVER, name, value)
@@ -170,7 +170,7 @@ class _Parser:
         if name in ("max_poll_downtime", "kbd_idle"):
             self._event(pbslog.PBSEVENT_SYSTEM, pbslog.OBJ_SERVER,
                         "idle_avail" if name == "kbd_idle" else name, value)
-            number, _ = _strtol(value)
+            number, _unused = _strtol(value)
             if name == "max_poll_downtime" and number and number > 0:
                 self.config.max_poll_downtime = number
             return bool(number and number > 0)

@@ -115,14 +115,14 @@ class Mom:
         """Effective ``$sister_join_job_alarm`` in seconds (interface 3)."""
         if self.joinjob_alarm_time is not None:
             return self.joinjob_alarm_time
-        begin, _ = self.hooks.alarm_sums()
+        begin, _unused = self.hooks.alarm_sums()
         return begin if begin is not None else DEFAULT_ALARM
 
     def launch_delay(self):
         """Effective ``$job_launch_delay`` in seconds (interface 4)."""
         if self.job_launch_delay_time is not None:
             return self.job_launch_delay_time
-        _, prologue = self.hooks.alarm_sums()
+        _unused, prologue = self.hooks.alarm_sums()
         return prologue if prologue is not None else DEFAULT_ALARM
 
     def _log_cpus(self):

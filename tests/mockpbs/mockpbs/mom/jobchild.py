@@ -11,11 +11,14 @@ asks the child to run each hook, so every hook process is the child's child.
 
 Protocol, JSON lines, mom -> child on the child's stdin, child -> mom on ``REPORT_FD``:
 
-| mom sends | child does / answers |
-| --- | --- |
-| ``{"op": "hook", "hook", "event", "context", "pbs_home"}`` | runs it with :func:`mockpbs.hookrun.run_hook`, answers the result dict |
-| ``{"op": "exec", "progname", "argv", "env", "cwd", "uid", "gid", "groups", "stdout", "stderr"}`` | stdin from /dev/null, stdout/stderr appended to those paths (created owned by uid/gid; the same path once for both), setgroups/setgid/setuid, chdir, ``execve``; the report fd is close-on-exec, so the mom reads EOF on success, or ``{"error": text}`` (then exit 254, as a mom's job child that cannot exec) |
-| ``{"op": "abort"}`` or EOF | exits 0 without running anything |
+- ``{"op": "hook", "hook", "event", "context", "pbs_home"}``: the child runs it with
+  :func:`mockpbs.hookrun.run_hook` and answers the result dict.
+- ``{"op": "exec", "progname", "argv", "env", "cwd", "uid", "gid", "groups", "stdout",
+  "stderr"}``: stdin from /dev/null, stdout/stderr appended to those paths (created owned
+  by uid/gid; the same path once for both), setgroups/setgid/setuid, chdir, ``execve``;
+  the report fd is close-on-exec, so the mom reads EOF on success, or ``{"error": text}``
+  (then exit 254, as a mom's job child that cannot exec).
+- ``{"op": "abort"}`` or EOF: the child exits 0 without running anything.
 """
 import json
 import os

@@ -144,7 +144,7 @@ def resource_list_from(job):
     select = schedselect; other resources (place, site...) kept."""
     resources = dict(job.get("Resource_List") or {})
     chunks = selectspec.parse_exec_vnode(job.get("exec_vnode", ""))
-    ncpus, _ = _sum_resource(chunks, "ncpus", False)
+    ncpus, _unused = _sum_resource(chunks, "ncpus", False)
     resources["ncpus"] = str(ncpus)
     mem, has_mem = _sum_resource(chunks, "mem", True)
     if has_mem:
@@ -395,7 +395,7 @@ class JobStarter:
         jobid = job["id"]
         self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "JOIN_JOB as node %s" % message.get("node_index", 1))
         try:
-            job, _ = self.run_event("execjob_begin", job, vnodes, {"in_ms_mom": False})
+            job, _unused = self.run_event("execjob_begin", job, vnodes, {"in_ms_mom": False})
         except HookRejected as exc:
             return {"ok": False, "code": PBSE_HOOKERROR, "error": str(exc)}
         record = JobRecord(job, vnodes, primary=False)
@@ -414,7 +414,7 @@ class JobStarter:
         if record is None:
             return {"ok": False, "code": 15001, "error": "Unknown Job Id %s" % message["jobid"]}
         try:
-            record.job, _ = self.run_event("execjob_prologue", record.job, record.vnodes, {"in_ms_mom": False})
+            record.job, _unused = self.run_event("execjob_prologue", record.job, record.vnodes, {"in_ms_mom": False})
         except HookRejected as exc:
             return {"ok": False, "code": PBSE_HOOKERROR, "error": str(exc)}
         return {"ok": True}
@@ -627,7 +627,7 @@ class JobStarter:
 
         # 1. execjob_begin on the primary.
         try:
-            record.job, _ = self.run_event("execjob_begin", record.job, record.vnodes, self._context(record))
+            record.job, _unused = self.run_event("execjob_begin", record.job, record.vnodes, self._context(record))
         except HookRejected as exc:
             self._requeue(record, comment=str(exc), reason="execjob_begin hook rejected")
             return
@@ -654,7 +654,7 @@ class JobStarter:
 
         # 3. execjob_prologue on the primary, then on healthy sisters (interface 4).
         try:
-            record.job, _ = self.run_event("execjob_prologue", record.job, record.vnodes, self._context(record))
+            record.job, _unused = self.run_event("execjob_prologue", record.job, record.vnodes, self._context(record))
         except HookRejected as exc:
             self._requeue(record, comment=str(exc), reason="execjob_prologue hook rejected")
             return
@@ -1032,8 +1032,8 @@ class JobStarter:
                 self.jobs.pop(jobid, None)
         return {"ok": True}
 
-
     # ---------------------------------------------------------------- tasks (pbsdsh)
+
     def _primary_record(self, message):
         with self.lock:
             record = self.jobs.get(message.get("jobid"))

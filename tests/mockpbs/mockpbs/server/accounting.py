@@ -32,7 +32,7 @@ def resource_assigned(exec_vnode):
     exec_vnode (sizes formatted as PBS does, e.g. ``24gb``)."""
     totals = {}
     for chunk in selectspec.parse_exec_vnode(exec_vnode or ""):
-        for _, resources in chunk:
+        for _unused, resources in chunk:
             for key, value in resources:
                 if key in selectspec.SIZE_RESOURCES:
                     totals[key] = totals.get(key, 0) + selectspec.size_to_kb(value)

@@ -66,7 +66,7 @@ def split_subjob_id(jobid):
 
 
 def subjob_id(parent_id, index):
-    seq, _, rest = parent_id.partition("[]")
+    seq, _unused, rest = parent_id.partition("[]")
     return "%s[%d]%s" % (seq, index, rest)
 
 

@@ -81,7 +81,7 @@ SERVER_ATTRS = [
     ("node_group_key", "str"), ("backfill_depth", "int"), ("job_sort_formula", "str"),
 ]
 SERVER_KIND = dict(SERVER_ATTRS)
-SERVER_ORDER = [name for name, _ in SERVER_ATTRS]
+SERVER_ORDER = [name for name, _unused in SERVER_ATTRS]
 RESOURCE_PREFIXES = {"resources_available", "resources_default", "default_chunk", "resources_max",
                      "resources_assigned", "resources_min"}
 
@@ -95,7 +95,7 @@ SCHED_ATTRS = [
     ("opt_backfill_fuzzy", "str"), ("pbs_version", "ro"),
 ]
 SCHED_KIND = dict(SCHED_ATTRS)
-SCHED_ORDER = [name for name, _ in SCHED_ATTRS]
+SCHED_ORDER = [name for name, _unused in SCHED_ATTRS]
 JOB_RUN_WAIT_VALUES = ("none", "runjob_hook", "execjob_hook")
 
 QUEUE_ATTRS = [
@@ -106,7 +106,7 @@ QUEUE_ATTRS = [
     ("max_running", "int"), ("enabled", "bool"), ("started", "bool"),
 ]
 QUEUE_KIND = dict(QUEUE_ATTRS)
-QUEUE_ORDER = [name for name, _ in QUEUE_ATTRS]
+QUEUE_ORDER = [name for name, _unused in QUEUE_ATTRS]
 
 NODE_ATTRS = [
     ("Mom", "str"), ("Port", "int"), ("pbs_version", "ro"), ("ntype", "ro"), ("state", "str"),
@@ -116,11 +116,12 @@ NODE_ATTRS = [
     ("priority", "int"),
 ]
 NODE_KIND = dict(NODE_ATTRS)
-NODE_ORDER = [name for name, _ in NODE_ATTRS]
+NODE_ORDER = [name for name, _unused in NODE_ATTRS]
 NODE_ASSIGNED_SHOWN = ("accelerator_memory", "hbmem", "mem", "naccelerators", "ncpus", "vmem")
 NODE_STATES = ("free", "offline", "down", "job-busy", "job-exclusive", "state-unknown")
 
 HOOK_ATTR_NAMES = hookdefs.HOOK_ATTRIBUTE_ORDER
+
 
 def sort_listed_events(events):
     """``events`` de-duplicated, in the order qmgr lists them."""
@@ -184,7 +185,7 @@ def ordered_items(objtype, attrs):
 
     def key(item):
         name = item[0]
-        base, _, resource = name.partition(".")
+        base, _unused, resource = name.partition(".")
         return (position.get(base, len(order)), base, resource)
 
     return sorted(attrs.items(), key=key)

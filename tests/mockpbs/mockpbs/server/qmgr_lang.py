@@ -237,7 +237,7 @@ def parse(line):
             raise QmgrSyntaxError(scanner.pos, 4)
         scanner.skip_ws()
         scanner.pos += len(op)
-        value, _ = scanner.value()
+        value, _unused = scanner.value()
         command.attrs.append((name, op, value))
     return command
 
@@ -309,7 +309,7 @@ def format_print_attr(prefix, name, value):
     lines = []
     for index, piece in enumerate(pieces):
         lines.append("set %s %s %s %s\n" % (prefix, name, "=" if index == 0 else "+=",
-                                           quote_print_value(piece)))
+                                            quote_print_value(piece)))
     return "".join(lines)
 
 

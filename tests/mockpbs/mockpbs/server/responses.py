@@ -244,7 +244,7 @@ class ServerCore:
             return {}
         if command == "unset":
             defaults = models.default_server_attrs(self.host)
-            for name, _, _ in message["attrs"]:
+            for name, _unused, _unused in message["attrs"]:
                 if models.attribute_kind("server", name) == "ro":
                     raise PbsError(models.PBSE_BADATVAL)
                 if name in defaults:
@@ -297,7 +297,7 @@ class ServerCore:
             return {}
         if command == "unset":
             defaults = models.default_sched_attrs(self.host, state.pbs_home)
-            for attr, _, _ in message["attrs"]:
+            for attr, _unused, _unused in message["attrs"]:
                 if attr in ("job_run_wait", "throughput_mode"):
                     state.sched["job_run_wait"] = defaults["job_run_wait"]
                     state.sched["throughput_mode"] = defaults["throughput_mode"]
@@ -879,7 +879,7 @@ class ServerCore:
             values = hook.effective()
             if values.get("enabled") == "true" and event in hook.events():
                 hooks.append((int(values.get("order", "1")), hook.name, hook, values))
-        return [(h, v) for _, _, h, v in sorted(hooks, key=lambda t: (t[0], t[1]))]
+        return [(h, v) for _unused, _unused, h, v in sorted(hooks, key=lambda t: (t[0], t[1]))]
 
     def _run_queuejob_hooks(self, job, message):
         hooks = self._sorted_hooks("queuejob")
@@ -945,7 +945,7 @@ class ServerCore:
         sched_chunks = []
         for chunk in chunks:
             res = list(chunk.resources)
-            names = [k for k, _ in res]
+            names = [k for k, _unused in res]
             for key, value in default_chunk.items():
                 if key not in names:
                     res.append((key, value))
@@ -1311,7 +1311,7 @@ class ServerCore:
     def _vnodes_payload(self, job):
         out = {}
         for chunk in selectspec.parse_exec_vnode(job.get("exec_vnode", "")):
-            for name, _ in chunk:
+            for name, _unused in chunk:
                 node = self.state.nodes.get(name, {})
                 out[name] = {
                     "host": node.get("resources_available.host", name), "mom": node.get("Mom", name),
@@ -1373,7 +1373,7 @@ class ServerCore:
         after release_nodes() (transcript g); a job's end or requeue logs no such line."""
         seen = set()
         for chunk in selectspec.parse_exec_vnode(job.get("exec_vnode", "")):
-            for name, _ in chunk:
+            for name, _unused in chunk:
                 if log_clearing and name not in seen:
                     seen.add(name)
                     self.log.record(pbslog.PBSEVENT_DEBUG2, pbslog.OBJ_NODE, name,
@@ -1504,7 +1504,7 @@ class ServerCore:
     def _deliver(self, jobid, payload):
         """Send ``run_job`` to the job's primary mom; an unreachable mom or a refusal
         requeues the job (run_count kept, hold above 20 failed runs). True if delivered."""
-        (host, port), job, vnodes, _ = payload
+        (host, port), job, vnodes, _unused = payload
         try:
             reply = wire.request(host, port, {"op": "run_job", "job": job, "vnodes": vnodes},
                                  timeout=RUN_JOB_TIMEOUT)
@@ -1716,7 +1716,7 @@ class ServerCore:
             ncpus = 0
             mem = []
             for chunk in chunks:
-                for _, res in chunk:
+                for _unused, res in chunk:
                     values = dict(res)
                     ncpus += int(values.get("ncpus", "0"))
                     if "mem" in values:

@@ -146,7 +146,7 @@ def place_job(schedselect, place, nodes, used_slots=None):
         return nodes[name].get("resources_available.host", name)
 
     hosts = []
-    for name, _ in candidates:
+    for name, _unused in candidates:
         if host_of(name) not in hosts:
             hosts.append(host_of(name))
     by_host = {h: [(n, a) for n, a in candidates if host_of(n) == h] for h in hosts}
@@ -175,7 +175,7 @@ def place_job(schedselect, place, nodes, used_slots=None):
             if pieces is None:
                 return None
             used_hosts.add(host_of(pieces[0][0]))
-            used_vnodes.update(name for name, _ in pieces)
+            used_vnodes.update(name for name, _unused in pieces)
             placed.append(pieces)
         return placed
 
@@ -226,7 +226,7 @@ def job_slots_in_use(exec_hosts):
     slots = {}
     for exec_host in exec_hosts:
         for entry in (exec_host or "").split("+"):
-            host, _, rest = entry.partition("/")
+            host, _unused, rest = entry.partition("/")
             index = rest.split("*")[0]
             if host and index.isdigit():
                 slots.setdefault(host, set()).add(int(index))

@@ -177,10 +177,9 @@ class FakeMom:
         if op == "run_job":
             threading.Thread(target=self._react, args=(message["job"],), daemon=True).start()
         elif op == "delete_job":
-            threading.Thread(target=self.report, args=({"op": "mom_job_obit", "jobid": message["jobid"],
-                                                         "exit_status": 271, "resources_used": {},
-                                                         "run_count": self.run_counts.get(message["jobid"])},),
-                             daemon=True).start()
+            obit = {"op": "mom_job_obit", "jobid": message["jobid"], "exit_status": 271,
+                    "resources_used": {}, "run_count": self.run_counts.get(message["jobid"])}
+            threading.Thread(target=self.report, args=(obit,), daemon=True).start()
         return {"ok": True}
 
     def _react(self, job):
