@@ -13,7 +13,6 @@ from mockpbs.cli import common, qdel, qhold, qmgr, qrls, qstat, qsub
 from mockpbs.server import testing
 
 
-
 @pytest.fixture
 def server(tmp_path, monkeypatch):
     with testaddr.reserved_addresses(1) as (mom_address,):
@@ -40,7 +39,7 @@ def node_text():
 
 
 def attrs_of(jobid, *flags):
-    _, out, _ = testing.run_cli(qstat.main, list(flags) + ["-f", jobid])
+    _unused, out, _unused = testing.run_cli(qstat.main, list(flags) + ["-f", jobid])
     return dict(re.findall(r"^    (\S+) = (.*)$", out.replace("\n\t", ""), re.M))
 
 
@@ -57,7 +56,7 @@ def test_qsub_J_creates_array_and_qstat_t_lists_subjobs_in_pbs_format(server):
     jobid = submit("-J", "1-3", "--", "/bin/sleep", "5")
     assert jobid == "0[].vm"
     testing.wait_for(lambda: attrs_of("0[2].vm").get("substate") == "42", "two subjobs running")
-    _, table, _ = testing.run_cli(qstat.main, ["-t"])
+    _unused, table, _unused = testing.run_cli(qstat.main, ["-t"])
     lines = table.splitlines()
     assert lines[0] == "Job id            Name             User              Time Use S Queue"
     assert lines[2].startswith("0[].vm            STDIN            root                     0 B workq")
@@ -81,12 +80,12 @@ def test_qsub_J_creates_array_and_qstat_t_lists_subjobs_in_pbs_format(server):
 
 
 def test_subjob_hold_and_release_are_invalid_requests(server):
-    _, add_mom = server
+    _unused, add_mom = server
     add_mom(verdict=lambda job: None, ncpus="0")
     submit("-J", "1-2", "--", "/bin/true")
-    rc, _, err = testing.run_cli(qhold.main, ["0[1].vm"])
+    rc, _unused, err = testing.run_cli(qhold.main, ["0[1].vm"])
     assert (rc, err) == (156, "qhold: Invalid request 0[1].vm\n")
-    rc, _, err = testing.run_cli(qrls.main, ["0[1].vm"])
+    rc, _unused, err = testing.run_cli(qrls.main, ["0[1].vm"])
     assert (rc, err) == (156, "qrls: Invalid request 0[1].vm\n")
     assert testing.run_cli(qhold.main, ["0[].vm"])[0] == 0
     parent = attrs_of("0[].vm")
@@ -98,18 +97,18 @@ def test_subjob_hold_and_release_are_invalid_requests(server):
 
 
 def test_system_hold_needs_a_manager(server, monkeypatch):
-    _, add_mom = server
+    _unused, add_mom = server
     add_mom(verdict=lambda job: None, ncpus="0")
     monkeypatch.setattr(common, "identity", lambda: {"user": "pbsuser", "group": "pbsuser", "host": "vm"})
     jobid = submit("--", "/bin/true")
-    rc, _, err = testing.run_cli(qhold.main, ["-h", "s", jobid])
+    rc, _unused, err = testing.run_cli(qhold.main, ["-h", "s", jobid])
     assert (rc, err) == (159, "qhold: Unauthorized Request %s\n" % jobid)
     assert testing.run_cli(qhold.main, [jobid])[0] == 0
     assert attrs_of(jobid)["job_state"] == "H"
 
 
 def test_qdel_of_subjob_leaves_it_expired_and_qdel_of_array_ends_it(server):
-    _, add_mom = server
+    _unused, add_mom = server
     add_mom(verdict=lambda job: None, ncpus="0")
     submit("-J", "1-3", "--", "/bin/true")
     assert testing.run_cli(qdel.main, ["0[2].vm"]) == (0, "", "")
@@ -118,17 +117,17 @@ def test_qdel_of_subjob_leaves_it_expired_and_qdel_of_array_ends_it(server):
     assert parent["array_indices_remaining"] == "1,3"
     assert parent["array_state_count"] == "Queued:2 Running:0 Exiting:0 Expired:1"
     assert testing.run_cli(qdel.main, ["0[].vm"]) == (0, "", "")
-    rc, _, err = testing.run_cli(qstat.main, ["0[].vm"])
+    rc, _unused, err = testing.run_cli(qstat.main, ["0[].vm"])
     assert (rc, err) == (153, "qstat: Unknown Job Id 0[].vm\n")
 
 
 def test_large_run_count_is_held_after_one_rejection(server):
-    _, add_mom = server
+    _unused, add_mom = server
     mom = add_mom(verdict=lambda job: "reject")
     jobid = submit("-W", "run_count=184", "--", "/bin/true")
     testing.wait_for(lambda: attrs_of(jobid).get("job_state") == "H", "job held")
     assert attrs_of(jobid)["run_count"] == "185" and len(mom.ops("run_job")) == 1
-    rc, _, err = testing.run_cli(qsub.main, ["-W", "run_count=18446744073709551616", "--", "/bin/true"])
+    rc, _unused, err = testing.run_cli(qsub.main, ["-W", "run_count=18446744073709551616", "--", "/bin/true"])
     assert rc == 2 and err.startswith("qsub: illegal -W value\n")
 
 
@@ -244,11 +243,11 @@ def failed_starts(request):
     fails in one of the ways above, counted where that way leaves its trace: the fake
     mom's run_job requests, the real mom's hook exceptions, the server's requeues."""
     if request.param == "rejecting_fake_mom":
-        _, add_mom = request.getfixturevalue("server")
+        _unused, add_mom = request.getfixturevalue("server")
         mom = add_mom(verdict=lambda job: "reject")
         return lambda jobid: sum(1 for run in mom.ops("run_job") if run["job"]["id"] == jobid)
     if request.param == "raising_execjob_begin_hook":
-        _, mom = request.getfixturevalue("real_mom_server")
+        _unused, mom = request.getfixturevalue("real_mom_server")
         return lambda jobid: begin_exceptions(mom)
     daemon = request.getfixturevalue("unreachable_mom_server")
     return lambda jobid: requeues(daemon, jobid)

@@ -43,25 +43,25 @@ def wait_until(predicate, seconds=10.0):
 
 def atomd_command(*args, env=None):
     return subprocess.run([sys.executable, "-m", "mockpbs", "atomd"] + list(args), capture_output=True,
-                          text=True, env=env, timeout=60)
+                          text=True, env=env, timeout=60, check=False)
 
 
 # ---------------------------------------------------------------- REST behaviour
 def test_post_registers_and_get_lists(service):
-    status, body, _ = client.request(service.socket_path, "POST", client.job_path(), JOB)
+    status, body, _unused = client.request(service.socket_path, "POST", client.job_path(), JOB)
     assert status == 200 and body["jobid"] == "7.pbs-server" and body["uid"] == 1000
     second = dict(JOB, jobid="8.pbs-server", exclusive=True)
     assert client.request(service.socket_path, "POST", client.job_path(), second)[0] == 200
     jobs = client.list_jobs(service.socket_path)
     assert [(j["jobid"], j["uid"], j["exclusive"]) for j in jobs] == [
         ("7.pbs-server", 1000, False), ("8.pbs-server", 1000, True)]
-    status, body, _ = client.request(service.socket_path, "GET", client.job_path("8.pbs-server"))
+    status, body, _unused = client.request(service.socket_path, "GET", client.job_path("8.pbs-server"))
     assert status == 200 and body["exclusive"] is True
 
 
 def test_post_of_a_registered_job_is_400_and_keeps_the_first(service):
     client.request(service.socket_path, "POST", client.job_path(), JOB)
-    status, body, _ = client.request(service.socket_path, "POST", client.job_path(), dict(JOB, uid=5))
+    status, body, _unused = client.request(service.socket_path, "POST", client.job_path(), dict(JOB, uid=5))
     assert status == 400 and "already registered" in body["error"]
     assert service.jobs["7.pbs-server"]["uid"] == 1000
 
@@ -77,7 +77,7 @@ def test_delete_is_204_then_404(service):
     client.request(service.socket_path, "POST", client.job_path(), JOB)
     status, body, text = client.request(service.socket_path, "DELETE", client.job_path("7.pbs-server"))
     assert (status, text) == (204, "")
-    status, body, _ = client.request(service.socket_path, "DELETE", client.job_path("7.pbs-server"))
+    status, body, _unused = client.request(service.socket_path, "DELETE", client.job_path("7.pbs-server"))
     assert status == 404 and "not found" in body["error"]
 
 
@@ -108,7 +108,7 @@ def test_requests_are_logged_one_json_line_each(service):
 # ---------------------------------------------------------------- faults
 def test_scripted_codes_are_consumed_in_order_then_normal(service):
     faults.set_actions(service.socket_path, "POST", [{"status": 500}, {"status": 503, "times": 2}])
-    codes = [client.request(service.socket_path, "POST", client.job_path(), JOB)[0] for _ in range(4)]
+    codes = [client.request(service.socket_path, "POST", client.job_path(), JOB)[0] for _unused in range(4)]
     assert codes == [500, 503, 503, 200]
     assert faults.read_plan(service.socket_path)["methods"]["POST"] == []
     assert list(service.jobs) == ["7.pbs-server"]
@@ -122,7 +122,7 @@ def test_injected_status_leaves_the_registry_alone(service):
 
 def test_forever_fault_stays_until_cleared(service):
     faults.set_actions(service.socket_path, "DELETE", [{"status": 500, "times": faults.FOREVER}])
-    codes = [client.request(service.socket_path, "DELETE", client.job_path("x.s"))[0] for _ in range(3)]
+    codes = [client.request(service.socket_path, "DELETE", client.job_path("x.s"))[0] for _unused in range(3)]
     assert codes == [500, 500, 500]
     faults.clear(service.socket_path)
     assert client.request(service.socket_path, "DELETE", client.job_path("x.s"))[0] == 404

@@ -23,7 +23,7 @@ def attrs(jobid):
 def test_script_directives_apply_and_command_line_wins(server, tmp_path):
     script = tmp_path / "job.sh"
     script.write_text("#!/bin/sh\n#PBS -N fromscript\n#PBS -l select=2:ncpus=1\n#PBS -j oe\nhostname\n")
-    rc, out, _ = testing.run_cli(qsub.main, ["-N", "cli", str(script)])
+    rc, out, _unused = testing.run_cli(qsub.main, ["-N", "cli", str(script)])
     assert rc == 0
     values = attrs(out.strip())
     assert (values["Job_Name"], values["Resource_List.select"], values["Join_Path"]) == ("cli", "2:ncpus=1", "oe")
@@ -31,7 +31,7 @@ def test_script_directives_apply_and_command_line_wins(server, tmp_path):
 
 
 def test_stdin_script_is_named_stdin_and_variables_are_passed(server):
-    rc, out, _ = testing.run_cli(qsub.main, ["-v", "FOO=bar"], stdin="#PBS -l place=scatter\necho hi\n")
+    rc, out, _unused = testing.run_cli(qsub.main, ["-v", "FOO=bar"], stdin="#PBS -l place=scatter\necho hi\n")
     values = attrs(out.strip())
     assert values["Job_Name"] == "STDIN" and "FOO=bar" in values["Variable_List"]
     assert values["Resource_List.place"] == "scatter"

@@ -172,7 +172,7 @@ def test_listing_of_real_jobs_matches_libcjson(server, fixed_clock):
 
 def test_server_listing_matches_libcjson(server, fixed_clock):
     cjson = CJsonQstat(load_libcjson())
-    rc, out, _ = testing.run_cli(qstat.main, ["-B", "-f", "-F", "json"])
+    rc, out, _unused = testing.run_cli(qstat.main, ["-B", "-f", "-F", "json"])
     reply = qstat.common.call("stat_server")
     assert rc == 0
     assert out == cjson.document(fixed_clock, "23.06.06", "vm", "Server",
@@ -184,7 +184,7 @@ def test_document_shape_with_a_held_array(server, fixed_clock):
     array = submit(["-J", "1-2", "-N", "007", "--", "/bin/true"])
     with server.core.lock:  # what the server does after the 21st failed start of subjob 1
         server.core.state.jobs[array.replace("[]", "[1]")].update(run_count="21", Hold_Types="s", job_state="H")
-    rc, out, _ = testing.run_cli(qstat.main, ["-f", "-t", "-F", "json"])
+    rc, out, _unused = testing.run_cli(qstat.main, ["-f", "-t", "-F", "json"])
     assert rc == 0
     assert out.startswith('{\n\t"timestamp":\t1795522891,\n\t"pbs_version":\t"23.06.06",\n'
                           '\t"pbs_server":\t"vm",\n\t"Jobs":\t{\n\t\t"%s":\t{\n\t\t\t"Job_Name":\t"007",\n'
@@ -193,7 +193,7 @@ def test_document_shape_with_a_held_array(server, fixed_clock):
     document = json.loads(out)
     assert list(document) == ["timestamp", "pbs_version", "pbs_server", "Jobs"]
     parent, held, queued = [document["Jobs"][i] for i in (array, array.replace("[]", "[1]"),
-                                                         array.replace("[]", "[2]"))]
+                                                          array.replace("[]", "[2]"))]
     assert parent["array"] == "True" and parent["Hold_Types"] == "n"
     assert parent["Resource_List"] == {"ncpus": 1, "nodect": 1, "place": "pack", "select": "1:ncpus=1"}
     assert held["run_count"] == 21 and held["Hold_Types"] == "s" and held["array_index"] == 1

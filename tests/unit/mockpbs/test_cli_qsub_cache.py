@@ -57,7 +57,7 @@ def cache_running():
 
 
 def job_attrs(jobid):
-    _, out, _ = testing.run_cli(qstat.main, ["-f", jobid])
+    _unused, out, _unused = testing.run_cli(qstat.main, ["-f", jobid])
     return dict(re.findall(r"^    (\S+) = (.*)$", out.replace("\n\t", ""), re.M))
 
 
@@ -73,10 +73,10 @@ def test_bad_default_stays_cached_until_the_cache_process_ends(server):
     assert as_root(who, "set server default_qsub_arguments = '-W tolerate_node_failures=job_start'")[0] == 0
     assert plain_qsub()[0] == 2
     assert as_root(who, "unset server default_qsub_arguments")[0] == 0
-    rc, _, err = plain_qsub()
+    rc, _unused, err = plain_qsub()
     assert rc == 2 and err.startswith("qsub: illegal -W value\n")
     # the command line's own value is used, the cached default's is not even checked
-    rc, out, _ = testing.run_cli(qsub.main, ["-W", "tolerate_node_failures=none", "--", "/bin/sleep", "1"])
+    rc, out, _unused = testing.run_cli(qsub.main, ["-W", "tolerate_node_failures=none", "--", "/bin/sleep", "1"])
     assert (rc, out) == (0, "1.vm\n")
     testing.wait_for(lambda: not cache_running(), "the cache process to end", deadline=IDLE_SECONDS * 10)
     assert plain_qsub() == (0, "2.vm\n", "")
@@ -120,5 +120,5 @@ def test_directive_error_clears_once_the_server_value_is_fixed(server):
     who["now"] = PBSUSER
     assert plain_qsub()[0] == 255
     assert as_root(who, "unset server default_qsub_arguments")[0] == 0
-    rc, out, _ = plain_qsub()
+    rc, out, _unused = plain_qsub()
     assert rc == 0 and re.fullmatch(r"\d+\.vm\n", out), out

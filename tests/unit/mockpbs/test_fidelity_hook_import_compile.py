@@ -45,7 +45,7 @@ def test_bad_body_over_a_good_one_is_refused_and_the_old_body_kept(server, tmp_p
 
 def test_bad_first_body_is_refused_without_the_overwrite_words(server, tmp_path):
     assert _qmgr("create hook qj event=queuejob")[0] == 0
-    rc, _, err = _import(tmp_path, "qj", BAD_BODY)
+    rc, _unused, err = _import(tmp_path, "qj", BAD_BODY)
     assert rc == 32
     assert err == "qmgr obj=qj svr=default: Failed to compile script\nqmgr: hook error returned from server\n"
     assert server.core.state.read_hook_file("qj", "PY") is None

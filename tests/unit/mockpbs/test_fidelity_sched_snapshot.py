@@ -52,7 +52,7 @@ def test_cpu_freed_by_a_requeue_during_a_cycle_serves_the_next_cycle(tmp_path, m
             assert testing.run_cli(qmgr.main, ["-c", "create node mom1 Mom=%s" % mom_address])[0] == 0
             testing.wait_for(lambda: "state = free" in testing.run_cli(pbsnodes.main, ["mom1"])[1],
                              "mom1 free")
-            for _ in range(2):
+            for _unused in range(2):
                 assert testing.run_cli(qsub.main, ["--", "/bin/true"])[0] == 0
             assert testing.run_cli(qmgr.main, ["-c", "set server scheduling = True"])[0] == 0
             testing.wait_for(lambda: _job_state("0.vm") == "H", "0.vm held after 21 refusals", deadline=60)

@@ -99,11 +99,11 @@ def test_harness_log_lines_use_pbs_format_for_mom_and_server_hooks():
     body = "import pbs\npbs.logmsg(pbs.LOG_DEBUG, 'hello')\npbs.logjobmsg(pbs.event().job.id, 'job line')\n"
     mom = harness.run_hook(body, event="execjob_begin", job=seed_job())
     assert [line[20:] for line in mom.log] == ["0006;pbs_python;Hook;pbs_python;hello",
-                                                "0008;pbs_python;Job;20.borg;job line"]
+                                               "0008;pbs_python;Job;20.borg;job line"]
     assert all(LOG_LINE.match(line) for line in mom.log)
     server = harness.run_hook(body, event="queuejob", job={"id": "7.srv"})
     assert [line[20:] for line in server.log] == ["0006;Server@srv;Hook;Server@srv;hello",
-                                                   "0008;Server@srv;Job;7.srv;job line"]
+                                                  "0008;Server@srv;Job;7.srv;job line"]
 
 
 def test_harness_primary_mom_and_mom_lists():

@@ -68,7 +68,7 @@ def test_pp928_i5_offlining_failed_vnodes_reported(event):
     assert result.accepted is True, result.exception
     assert result.vnodes == {"federer": {"state": "offline"}, "sampras": {"state": "offline"}}
     assert [line[20:] for line in result.log] == ["0006;pbs_python;Hook;pbs_python;offlining federer",
-                                                   "0006;pbs_python;Hook;pbs_python;offlining sampras"]
+                                                  "0006;pbs_python;Hook;pbs_python;offlining sampras"]
 
 
 def test_pp928_i5_no_failed_hosts_means_empty_vnode_list_fail():

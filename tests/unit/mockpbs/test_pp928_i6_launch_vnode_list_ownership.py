@@ -41,7 +41,7 @@ def server(tmp_path, monkeypatch):
 
 
 def node_attrs(name):
-    _, out, _ = testing.run_cli(pbsnodes.main, [name])
+    _unused, out, _unused = testing.run_cli(pbsnodes.main, [name])
     return dict(re.findall(r"^     (\S+) = (.*)$", out, re.M))
 
 
@@ -56,7 +56,7 @@ def offline(vnode, hook_list, mom="hostA"):
 
 
 def test_pp928_i6_vnode_list_change_of_another_moms_vnode_refused(server, tmp_path):
-    _, report = server
+    _unused, report = server
     reply = report(offline("hostB", "vnode_list"))
     assert reply.get("refused") == REFUSAL
     assert node_attrs("hostB")["state"] == "free" and "comment" not in node_attrs("hostB")
@@ -64,13 +64,13 @@ def test_pp928_i6_vnode_list_change_of_another_moms_vnode_refused(server, tmp_pa
 
 
 def test_pp928_i6_vnode_list_change_of_own_vnode_applied(server):
-    _, report = server
+    _unused, report = server
     assert "refused" not in report(offline("hostA", "vnode_list"))
     assert (node_attrs("hostA")["state"], node_attrs("hostA")["comment"]) == ("offline", "by hook")
 
 
 def test_pp928_i6_vnode_list_fail_change_of_another_moms_vnode_applied(server):
-    _, report = server
+    _unused, report = server
     assert "refused" not in report(offline("hostB", "vnode_list_fail"))
     assert node_attrs("hostB")["state"] == "offline"
 

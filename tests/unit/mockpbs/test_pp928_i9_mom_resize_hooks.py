@@ -24,6 +24,8 @@ if pbs.get_local_nodename() == "moma":
     time.sleep(30)
 pbs.event().accept()
 '''
+
+
 def start_job(c, resize_body, alarm=30):
     c.hook("launch", "execjob_launch", PRUNING_LAUNCH_HOOK)
     c.hook("resize", "execjob_resize", resize_body, alarm=alarm)

@@ -39,7 +39,7 @@ def feed(lines, *flags):
 
 
 def listed(command):
-    rc, out, _ = run(command)
+    rc, out, _unused = run(command)
     assert rc == 0
     return out
 
@@ -47,7 +47,7 @@ def listed(command):
 # ------------------------------------------------------------------ -a with -c
 
 def test_syntax_error_exits_1_with_a_and_4_without(server):
-    rc, _, err = run("set server no_such_attr = 1", "-a")
+    rc, _unused, err = run("set server no_such_attr = 1", "-a")
     assert rc == 1 and err.startswith("qmgr: Syntax error\n")
     assert run("set server no_such_attr = 1")[0] == 4
 
@@ -71,37 +71,37 @@ def test_stdin_with_a_stops_at_the_first_refused_directive(server):
 
 
 def test_stdin_with_a_stops_at_a_syntax_error(server):
-    rc, _, err = feed(["set server comment = one", "set server no_such_attr = 1",
+    rc, _unused, err = feed(["set server comment = one", "set server no_such_attr = 1",
                        "set server comment = two"], "-a")
     assert rc == 1 and "Syntax error" in err
     assert "comment = one" in listed("list server comment")
 
 
 def test_stdin_without_a_runs_everything_and_exits_with_the_last_directives_code(server):
-    rc, _, err = feed(["set server scheduler_iteration = abc", "set server comment = x"])
+    rc, _unused, err = feed(["set server scheduler_iteration = abc", "set server comment = x"])
     assert rc == 0 and err == ILLEGAL_VALUE
     assert "comment = x" in listed("list server comment")
-    rc, _, _ = feed(["set server comment = y", "set server scheduler_iteration = abc"])
+    rc, _unused, _unused = feed(["set server comment = y", "set server scheduler_iteration = abc"])
     assert rc == 166
 
 
 def test_stdin_skips_blank_and_comment_lines(server):
-    rc, _, _ = feed(["set server scheduler_iteration = abc", "", "# a comment"])
+    rc, _unused, _unused = feed(["set server scheduler_iteration = abc", "", "# a comment"])
     assert rc == 166
 
 
 def test_a_stops_a_name_list_at_the_first_refused_object(server):
-    rc, _, err = run("set node n1,nosuch,n3 comment=x", "-a")
+    rc, _unused, err = run("set node n1,nosuch,n3 comment=x", "-a")
     assert rc == 2 and "qmgr obj=nosuch svr=default: Unknown node" in err
     assert "comment = x" in listed("list node n1 comment")
     assert "comment" not in listed("list node n3 comment")
-    rc, _, _ = run("set node n1,nosuch,n3 comment=y")
+    rc, _unused, _unused = run("set node n1,nosuch,n3 comment=y")
     assert rc == 15062 % 256
     assert "comment = y" in listed("list node n3 comment")
 
 
 def test_unknown_option_is_refused_with_usage(server):
-    rc, _, err = testing.run_cli(qmgr.main, ["-x", "-c", "list server"])
+    rc, _unused, err = testing.run_cli(qmgr.main, ["-x", "-c", "list server"])
     assert rc == 1 and "Usage: qmgr [-a] [-c command]" in err
 
 

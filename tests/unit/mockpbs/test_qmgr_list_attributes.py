@@ -59,11 +59,11 @@ def test_blank_separated_attributes_are_a_syntax_error(server):
 
 def test_list_hook_and_pbshook_without_name(server):
     assert run("create hook h1 event=execjob_begin")[0] == 0
-    rc, out, _ = run("list hook")
+    rc, out, _unused = run("list hook")
     names = [line.split()[1] for line in out.splitlines() if line.startswith("Hook ")]
     assert rc == 0 and names == ["pbs_cgroups", "h1"]
     assert "Hook h1\n    type = site\n    enabled = true\n    event = execjob_begin\n" in out
-    rc, out, _ = run("list pbshook")
+    rc, out, _unused = run("list pbshook")
     names = [line.split()[1] for line in out.splitlines() if line.startswith("Hook ")]
     assert rc == 0 and names == ["PBS_alps_inventory_check", "PBS_power", "PBS_cray_atom"]
     assert all(block.split("\n")[1] == "    type = pbs" for block in out.strip().split("\n\n"))

@@ -24,7 +24,6 @@ from mockpbs.cli import common, qmgr, qstat, qsub
 from mockpbs.server import testing
 
 
-
 @pytest.fixture
 def server(tmp_path, monkeypatch):
     with testaddr.reserved_addresses(1) as (mom_address,):
@@ -80,7 +79,7 @@ def cycles(home):
 
 
 def job_attrs(jobid):
-    _, out, _ = testing.run_cli(qstat.main, ["-f", jobid])
+    _unused, out, _unused = testing.run_cli(qstat.main, ["-f", jobid])
     return dict(re.findall(r"^    (\S+) = (.*)$", out.replace("\n\t", ""), re.M))
 
 
@@ -93,7 +92,7 @@ def two_jobs():
 
 
 def test_values_link_and_permissions(server, monkeypatch):
-    daemon, _, home = server
+    daemon, _unused, home = server
     assert run("set sched job_run_wait=none") == (0, "", "")
     assert run("list sched default job_run_wait,throughput_mode")[1] == "Sched default\n    job_run_wait = none\n\n"
     assert run("set sched job_run_wait=execjob_hook")[0] == 0
@@ -109,7 +108,7 @@ def test_values_link_and_permissions(server, monkeypatch):
     assert "attributes set: job_run_wait = none" in server_log
     assert "'throughput_mode' is being deprecated, it is recommended to use 'job_run_wait'" in server_log
     monkeypatch.setattr(common, "identity", lambda: {"user": "pbsuser", "group": "pbsuser", "host": "vm"})
-    rc, _, err = run("set sched job_run_wait=none")
+    rc, _unused, err = run("set sched job_run_wait=none")
     assert rc == 159 and "Unauthorized Request" in err
     assert run("list sched default job_run_wait")[1] == "Sched default\n    job_run_wait = runjob_hook\n\n"
 

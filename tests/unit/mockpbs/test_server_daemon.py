@@ -32,7 +32,7 @@ def _conf(tmp_path, address):
 
 def _start(env):
     return subprocess.run([sys.executable, "-m", "mockpbs", "pbs_server"], env=env, capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=60, check=False)
 
 
 def _stop(home):
@@ -54,7 +54,7 @@ def test_pbs_server_returns_once_listening_and_keeps_state_across_restart(tmp_pa
     assert (result.returncode, result.stderr) == (0, "")
     try:
         reply = wire.request(address, wire.SERVER_PORT, {"op": "qmgr", "command": "set", "object": "server",
-                                                        "attrs": [["comment", "=", "kept"]], "user": "root"})
+                                                         "attrs": [["comment", "=", "kept"]], "user": "root"})
         assert reply["ok"]
         assert sorted(os.listdir(home / "server_logs"))
         hk = home / "server_priv" / "hooks" / "PBS_cray_atom.HK"

@@ -46,7 +46,7 @@ def cluster(tmp_path, monkeypatch):
 
 
 def job_attrs(jobid):
-    _, out, _ = testing.run_cli(qstat.main, ["-f", jobid])
+    _unused, out, _unused = testing.run_cli(qstat.main, ["-f", jobid])
     text = out.replace("\n\t", "")
     return dict(re.findall(r"^    (\S+) = (.*)$", text, re.M))
 
@@ -65,8 +65,8 @@ def fields(record):
 
 
 def test_node_resources_come_from_the_mom_ping_reply(cluster):
-    _, (mom1, _) = cluster
-    _, out, _ = testing.run_cli(pbsnodes.main, ["mom1"])
+    _unused, (mom1, _unused) = cluster
+    _unused, out, _unused = testing.run_cli(pbsnodes.main, ["mom1"])
     assert "     resources_available.ncpus = 2\n" in out
     assert "     resources_available.mem = 4gb\n" in out
     assert out.startswith("mom1\n     Mom = %s\n     Port = 15002\n" % mom1.address)
@@ -92,7 +92,7 @@ def test_scatter_job_runs_on_first_chunk_mom_with_pbs_exec_strings(cluster):
 
 def test_job_update_prunes_attributes_and_writes_s_record_with_seed_fields(cluster):
     daemon, (mom1, mom2) = cluster
-    rc, out, _ = testing.run_cli(qsub.main, [
+    rc, out, _unused = testing.run_cli(qsub.main, [
         "-l", "select=1:ncpus=1:mem=1gb+2:ncpus=1:mem=1gb", "-l", "place=free",
         "-l", "site=1:ncpus=1:mem=1gb+1:ncpus=1:mem=1gb", "-W", "tolerate_node_failures=job_start",
         "--", "/bin/sleep", "30"])
@@ -129,12 +129,12 @@ def test_job_update_prunes_attributes_and_writes_s_record_with_seed_fields(clust
     end = accounting_records(daemon, "E", jobid)
     assert len(end) == 1 and "Exit_status=0" in end[0] and "Resource_List.ncpus=3" in end[0]
     assert len(accounting_records(daemon, "e", jobid)) == 1
-    rc, _, err = testing.run_cli(qstat.main, [jobid])
+    rc, _unused, err = testing.run_cli(qstat.main, [jobid])
     assert (rc, err) == (153, "qstat: Unknown Job Id %s\n" % jobid)
 
 
 def test_requeue_with_hold_puts_job_in_h_with_system_hold_and_frees_nodes(cluster):
-    daemon, (mom1, _) = cluster
+    daemon, (mom1, _unused) = cluster
     jobid = testing.run_cli(qsub.main, ["--", "/bin/true"])[1].strip()
     wait_for(lambda: mom1.ops("run_job"), "run_job")
     wire.request(daemon.address, wire.SERVER_PORT, {
@@ -147,7 +147,7 @@ def test_requeue_with_hold_puts_job_in_h_with_system_hold_and_frees_nodes(cluste
 
 
 def test_mom_node_update_offlines_vnode_with_comment(cluster):
-    daemon, _ = cluster
+    daemon, _unused = cluster
     wire.request(daemon.address, wire.SERVER_PORT, {
         "op": "mom_node_update", "vnode": "mom2", "state": "offline", "comment": "offlined by hook"})
     out = testing.run_cli(pbsnodes.main, ["mom2"])[1]
@@ -166,5 +166,5 @@ def test_down_mom_is_marked_down_and_hooks_reach_moms(cluster):
 def test_non_manager_cannot_change_server(cluster, monkeypatch):
     from mockpbs.cli import common
     monkeypatch.setattr(common, "identity", lambda: {"user": "pbsuser", "group": "pbsuser", "host": "vm"})
-    rc, _, err = testing.run_cli(qmgr.main, ["-c", "set server scheduling = False"])
+    rc, _unused, err = testing.run_cli(qmgr.main, ["-c", "set server scheduling = False"])
     assert rc == 159 and "Unauthorized Request" in err

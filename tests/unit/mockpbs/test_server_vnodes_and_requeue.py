@@ -54,17 +54,17 @@ def report(cluster):
 
 
 def job_attrs(jobid):
-    _, out, _ = testing.run_cli(qstat.main, ["-f", jobid])
+    _unused, out, _unused = testing.run_cli(qstat.main, ["-f", jobid])
     return dict(re.findall(r"^    (\S+) = (.*)$", out.replace("\n\t", ""), re.M))
 
 
 def node_attrs(name):
-    _, out, _ = testing.run_cli(pbsnodes.main, [name])
+    _unused, out, _unused = testing.run_cli(pbsnodes.main, [name])
     return dict(re.findall(r"^     (\S+) = (.*)$", out, re.M))
 
 
 def test_mom_hello_vnodes_become_vnodes_shown_by_pbsnodes(cluster):
-    _, mom_a, _ = cluster
+    _unused, mom_a, _unused = cluster
     names = re.findall(r"^(\S+)$", testing.run_cli(pbsnodes.main, ["-a"])[1], re.M)
     assert names == ["hostA", "hostB", "hostA[0]", "hostA[1]"]
     vnode = node_attrs("hostA[1]")
@@ -75,7 +75,7 @@ def test_mom_hello_vnodes_become_vnodes_shown_by_pbsnodes(cluster):
 
 
 def test_chunk_spans_vnodes_of_one_host_and_run_job_names_their_host(cluster):
-    _, mom_a, mom_b = cluster
+    _unused, mom_a, mom_b = cluster
     jobid = testing.run_cli(qsub.main, ["-l", "select=1:ncpus=3+1:ncpus=1", "-l", "place=scatter",
                                         "--", "/bin/sleep", "30"])[1].strip()
     sent = testing.wait_for(lambda: mom_a.ops("run_job"), "run_job at hostA's mom")[0]
@@ -98,7 +98,7 @@ def test_offline_vnodes_from_failed_hook_show_in_pbsnodes(cluster, report):
 
 
 def test_rerun_requeue_frees_nodes_and_late_obit_is_ignored(cluster, report, tmp_path):
-    _, _, mom_b = cluster
+    _unused, _unused, mom_b = cluster
     jobid = testing.run_cli(qsub.main, ["-l", "select=1:ncpus=1:vnode=hostB", "--", "/bin/true"])[1].strip()
     testing.wait_for(lambda: mom_b.ops("run_job"), "run_job")
     assert report({"op": "mom_job_started", "jobid": jobid, "session": 99})["ok"]
@@ -121,7 +121,7 @@ def test_rerun_requeue_frees_nodes_and_late_obit_is_ignored(cluster, report, tmp
 
 
 def test_qalter_tolerate_on_running_job_reaches_the_next_run(cluster, report):
-    _, _, mom_b = cluster
+    _unused, _unused, mom_b = cluster
     jobid = testing.run_cli(qsub.main, ["-W", "tolerate_node_failures=all", "-l",
                                         "select=1:ncpus=1:vnode=hostB", "--", "/bin/true"])[1].strip()
     testing.wait_for(lambda: mom_b.ops("run_job"), "first run_job")
@@ -172,7 +172,7 @@ def server_log(tmp_path):
 
 
 def test_obit_and_requeue_of_an_earlier_run_are_ignored(cluster, report, tmp_path):
-    _, _, mom_b = cluster
+    _unused, _unused, mom_b = cluster
     jobid = testing.run_cli(qsub.main, ["-l", "select=1:ncpus=1:vnode=hostB", "--", "/bin/true"])[1].strip()
     first = testing.wait_for(lambda: mom_b.ops("run_job"), "first run_job")[0]["job"]
     assert first["run_count"] == "1"
@@ -201,7 +201,7 @@ def test_obit_and_requeue_of_an_earlier_run_are_ignored(cluster, report, tmp_pat
 
 
 def test_malformed_run_count_is_an_invalid_request(cluster, report):
-    _, _, mom_b = cluster
+    _unused, _unused, mom_b = cluster
     jobid = testing.run_cli(qsub.main, ["-l", "select=1:ncpus=1:vnode=hostB", "--", "/bin/true"])[1].strip()
     testing.wait_for(lambda: mom_b.ops("run_job"), "run_job")
     reply = report({"op": "mom_job_obit", "jobid": jobid, "exit_status": 0, "resources_used": {},

@@ -92,7 +92,7 @@ Record = collections.namedtuple("Record", "type jobid fields")
 def parse_record(line):
     """``Record(type, jobid, [field, ...])`` of one accounting line; the fields are the
     body split on single spaces (empty strings stand for doubled or trailing spaces)."""
-    _, record_type, jobid, body = line.split(";", 3)
+    _unused, record_type, jobid, body = line.split(";", 3)
     return Record(record_type, jobid, body.split(" "))
 
 
@@ -114,11 +114,11 @@ def normalized(record, ids):
     """The record with epoch times as ``<time>`` and job ids through ``ids``."""
     fields = []
     for item in record.fields:
-        key, _, value = item.partition("=")
+        key, _unused, value = item.partition("=")
         if key in TIME_FIELDS:
             assert value.isdigit(), item
             value = "<time>"
-        fields.append("%s=%s" % (key, value) if _ else item)
+        fields.append("%s=%s" % (key, value) if _unused else item)
     return (record.type, ids(record.jobid), fields)
 
 
@@ -177,7 +177,7 @@ def mock_side(request, tmp_path, monkeypatch):
             # Set by the session of transcript g before its jobs: finished jobs stay listed.
             assert testing.run_cli(qmgr.main, ["-c", "set server job_history_enable = True"])[0] == 0
             for mom in moms:
-                rc, _, err = testing.run_cli(qmgr.main, ["-c", "create node %s Mom=%s" % (mom.name, mom.address)])
+                rc, _unused, err = testing.run_cli(qmgr.main, ["-c", "create node %s Mom=%s" % (mom.name, mom.address)])
                 assert rc == 0, err
             testing.wait_for(lambda: testing.run_cli(pbsnodes.main, ["-a"])[1].count("state = free") == len(names),
                              "nodes free")
@@ -278,7 +278,7 @@ def final_qstat_lines(replay, ids):
     queuejob hook set (``site``, ``tolerate_node_failures``) as qsub arguments, so the
     mock's Submit_arguments is longer and wraps where the real one did not."""
     pattern = re.compile(replay.final_qstat.rsplit("'", 2)[1])
-    _, out, _ = testing.run_cli(qstat.main, ["-fx", ids(replay.jobid)])
+    _unused, out, _unused = testing.run_cli(qstat.main, ["-fx", ids(replay.jobid)])
     return [WHEN.sub("<when>", line) for line in out.splitlines()
             if pattern.search(line) and not line.startswith("\t")]
 

@@ -38,13 +38,11 @@ COMPARED = (
 )
 
 
-
-
 @pytest.fixture
 def server(tmp_path, monkeypatch):
     daemon = testing.start_server(tmp_path, monkeypatch)
     for command in SESSION_COMMANDS:
-        rc, _, err = testing.run_cli(qmgr.main, ["-c", command])
+        rc, _unused, err = testing.run_cli(qmgr.main, ["-c", command])
         assert (rc, err) == (0, ""), command
     yield daemon
     daemon.stop()

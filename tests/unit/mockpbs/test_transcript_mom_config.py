@@ -195,4 +195,4 @@ def test_transcript_f_hup_outcome_per_case(session):
             following_ps = next(b for b in transcript[index:] if b[0].startswith("ps -o pid,stat,args"))
             outcomes.append((config, survived, "state = free" in following_ps[1]))
     assert len(outcomes) == 7
-    assert [(c, s) for c, s, _ in outcomes] == [(c, real) for c, _, real in outcomes]
+    assert [(c, s) for c, s, _unused in outcomes] == [(c, real) for c, _unused, real in outcomes]

@@ -27,7 +27,7 @@ run_qmgr = testing.run_qmgr_as_in_transcript
 
 
 def assert_block(server, transcript, command, index=0):
-    _, out, err, rc = block(transcript, command, index)
+    _unused, out, err, rc = block(transcript, command, index)
     got = run_qmgr(server, qmgr_c(command))
     assert got == (rc, out, err)
 
@@ -58,7 +58,8 @@ def test_site_hook_lifecycle_matches_transcript_b(server, tmp_path):
         if "does_not_exist" in line:
             continue
         line = line.replace("/root/x.yaml", str(tmp_path / "x.yaml")).replace(
-            "/root/x.json.b64", str(tmp_path / "x.json.b64")).replace("/root/x_bad.json", str(bad)).replace("/root/x.json", str(config)).replace("/root/x.py", str(body))
+            "/root/x.json.b64", str(tmp_path / "x.json.b64")).replace("/root/x_bad.json", str(bad)).replace(
+            "/root/x.json", str(config)).replace("/root/x.py", str(body))
         got = run_qmgr(server, line)
         seen[command] = seen.get(command, 0) + 1
         assert got == (rc, out, err), "%s (occurrence %d)" % (command, seen[command])
@@ -137,11 +138,11 @@ def test_qmgr_quoting_sequence_matches_transcript_k(server):
 
 
 def test_stdin_mode_and_last_c_wins_match_transcript_k(server):
-    _, out, err, rc = block("k_qmgr_quoting_and_formats.txt",
+    _unused, out, err, rc = block("k_qmgr_quoting_and_formats.txt",
                             'printf "list server default_queue\\nlist sched default job_run_wait\\n" | qmgr')
     got = testing.run_cli(qmgr.main, [], stdin="list server default_queue\nlist sched default job_run_wait\n")
     assert got == (rc, out, err)
-    _, out, err, rc = block("k_qmgr_quoting_and_formats.txt", 'qmgr -c "list server default_queue" -c "list sched"')
+    _unused, out, err, rc = block("k_qmgr_quoting_and_formats.txt", 'qmgr -c "list server default_queue" -c "list sched"')
     rc2, out2, err2 = testing.run_cli(qmgr.main, ["-c", "list server default_queue", "-c", "list sched"])
     home = server.core.state.pbs_home
     assert (rc2, out2.replace(home, "/var/spool/pbs"), err2) == (rc, out, err)
@@ -161,26 +162,28 @@ def test_default_qsub_arguments_listing_matches_transcript_d(server):
 
 
 def test_qsub_illegal_w_value_matches_transcript_d(server):
-    _, out, err, rc = block("d_default_qsub_arguments_tolerate_node_failures.txt",
+    _unused, out, err, rc = block("d_default_qsub_arguments_tolerate_node_failures.txt",
                             "su - pbsuser -c 'qsub -W tolerate_node_failures=bogus -- /bin/sleep 5'")
     assert testing.run_cli(qsub.main, ["-W", "tolerate_node_failures=bogus", "--", "/bin/sleep", "5"]) == (rc, out, err)
 
 
 def test_server_default_qsub_arguments_reach_the_job_as_in_transcript_d(server):
     run_qmgr(server, "set server default_qsub_arguments = '-W tolerate_node_failures=job_start'")
-    rc, out, _ = testing.run_cli(qsub.main, ["--", "/bin/sleep", "1"])
+    rc, out, _unused = testing.run_cli(qsub.main, ["--", "/bin/sleep", "1"])
     assert rc == 0
-    _, full, _ = testing.run_cli(qstat.main, ["-f", out.strip()])
+    _unused, full, _unused = testing.run_cli(qstat.main, ["-f", out.strip()])
     expected = block("d_default_qsub_arguments_tolerate_node_failures.txt",
                      "qstat -f 10.vm | grep -E 'tolerate_node_failures|Submit_arguments'")[1]
     assert "".join(l + "\n" for l in full.splitlines() if re.search("tolerate_node_failures|Submit_arguments", l)) == expected
 
 
 def test_qstat_full_attribute_order_matches_transcript_d(server):
-    rc, out, _ = testing.run_cli(qsub.main, ["-W", "tolerate_node_failures=all", "--", "/bin/sleep", "30"])
-    _, full, _ = testing.run_cli(qstat.main, ["-f", out.strip()])
+    rc, out, _unused = testing.run_cli(qsub.main, ["-W", "tolerate_node_failures=all", "--", "/bin/sleep", "30"])
+    _unused, full, _unused = testing.run_cli(qstat.main, ["-f", out.strip()])
     reference = block("d_default_qsub_arguments_tolerate_node_failures.txt", "qstat -f 1.vm")[1]
-    names = lambda text: [m for m in re.findall(r"^    (\S+) = ", text, re.M)]
+
+    def names(text):
+        return re.findall(r"^    (\S+) = ", text, re.M)
     mine = names(full)
     # the mock's job is still queued: keep the transcript's order for the attributes both show
     assert [n for n in names(reference) if n in mine] == [n for n in mine if n in names(reference)]
@@ -195,9 +198,9 @@ def test_qstat_wrapping_reproduces_transcript_d_variable_list():
 
 
 def test_qstat_history_message_and_server_table_match_00_smoke(server):
-    _, out, err, rc = block("00_smoke.txt", "qstat -x")
+    _unused, out, err, rc = block("00_smoke.txt", "qstat -x")
     assert testing.run_cli(qstat.main, ["-x"]) == (rc, out, err)
-    _, out, err, rc = block("00_smoke.txt", "qstat -B")
+    _unused, out, err, rc = block("00_smoke.txt", "qstat -B")
     assert testing.run_cli(qstat.main, ["-B"]) == (rc, out, err)
 
 

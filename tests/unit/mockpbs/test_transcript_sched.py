@@ -18,7 +18,7 @@ from mockpbs.server import testing
 
 
 blocks, qmgr_c, run_qmgr = (testing.transcript_blocks, testing.transcript_qmgr_argument,
-                             testing.run_qmgr_as_in_transcript)
+                            testing.run_qmgr_as_in_transcript)
 
 TRANSCRIPT = "e_sched_job_run_wait.txt"
 PIPED = re.compile(r'^(qmgr -c ".*") \| grep -E "(.*)"$')
@@ -82,7 +82,7 @@ def test_server_log_lines_of_transcript_e_match_after_replay(server):
 def test_rejected_value_leaves_job_run_wait_unchanged(server):
     # Guards the replay against a mock that would answer "bogus" right but store it.
     assert run_qmgr(server, "set sched job_run_wait=execjob_hook")[0] == 0
-    rc, _, err = run_qmgr(server, "set sched job_run_wait=bogus")
+    rc, _unused, err = run_qmgr(server, "set sched job_run_wait=bogus")
     assert rc != 0 and err
-    rc, out, _ = testing.run_cli(qmgr.main, ["-c", "list sched default job_run_wait"])
+    rc, out, _unused = testing.run_cli(qmgr.main, ["-c", "list sched default job_run_wait"])
     assert out == "Sched default\n    job_run_wait = execjob_hook\n\n"
