@@ -50,7 +50,7 @@ def install_root(build=True):
     Raises BackendError with the build script's message when there is no source tarball or
     the build failed."""
     argv = [BUILD_SCRIPT] if build else [BUILD_SCRIPT, "--where"]
-    result = subprocess.run(argv, capture_output=True, text=True)
+    result = subprocess.run(argv, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise BackendError(result.stderr.strip().splitlines()[-1] if result.stderr.strip()
                            else "%s exited %d" % (BUILD_SCRIPT, result.returncode))
@@ -60,7 +60,7 @@ def install_root(build=True):
 def version(root):
     """``23.06.06``: the version ``qstat --version`` of the build reports."""
     result = subprocess.run([os.path.join(root, "opt", "pbs", "bin", "qstat"), "--version"],
-                            capture_output=True, text=True)
+                            capture_output=True, text=True, check=False)
     return result.stdout.strip().rsplit("=", 1)[-1].strip()
 
 
@@ -73,7 +73,7 @@ def internal_address(loopback_address):
 def _ip(init_pid, *args):
     """Run ``ip ARGS`` in the network namespace of host PID ``init_pid``."""
     argv = ["nsenter", "--target", str(init_pid), "--net", "--", "ip"] + list(args)
-    result = subprocess.run(argv, capture_output=True, text=True)
+    result = subprocess.run(argv, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise BackendError("%s failed: %s" % (" ".join(argv), result.stderr.strip()))
 
@@ -165,7 +165,7 @@ def _relay(left, right):
     sockets = [left, right]
     try:
         while True:
-            readable, _, _ = select.select(sockets, [], [], 300)
+            readable, _unused, _unused = select.select(sockets, [], [], 300)
             if not readable:
                 continue
             for source in readable:
@@ -197,10 +197,10 @@ def forward(listen_address, port, init_pid, target_address):
                            % (init_pid, os.strerror(ctypes.get_errno())))
     os.close(fd)
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, lambda *_unused: stop.set())
     while not stop.is_set() and os.path.exists("/proc/%d" % init_pid):
         try:
-            client, _ = listener.accept()
+            client, _unused = listener.accept()
         except socket.timeout:
             continue
         except OSError:

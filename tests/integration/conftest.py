@@ -121,7 +121,7 @@ class MockCluster:
         """Run ``cluster ARGS... --workdir W``; CompletedProcess (text, captured).
         Raises AssertionError with the launcher's stderr if ``check`` and rc != 0."""
         argv = [self.python, CLUSTER_SCRIPT] + list(args) + ["--workdir", self.workdir]
-        proc = subprocess.run(argv, capture_output=True, text=True, **kwargs)
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False, **kwargs)
         if check and proc.returncode != 0:
             raise AssertionError("%s failed (rc %d):\n%s" % (" ".join(args), proc.returncode,
                                                              proc.stderr))
@@ -144,17 +144,16 @@ class MockCluster:
     def key(self):
         return os.path.join(self.workdir, "id_ed25519")
 
-
     def exec(self, node, argv, user=None, input=None, check=False):
         """Run ``argv`` inside ``node`` (as ``user``, default root); CompletedProcess."""
         cmd = [self.python, CLUSTER_SCRIPT, "exec", node, "--workdir", self.workdir]
         if user:
             cmd += ["--user", user]
         proc = subprocess.run(cmd + ["--"] + list(argv), input=input, capture_output=True,
-                              text=True, stdin=None if input is not None else subprocess.DEVNULL)
+                              text=True, stdin=None if input is not None else subprocess.DEVNULL, check=False)
         if check and proc.returncode != 0:
-            raise AssertionError("%s on %s failed (rc %d): %s" % (argv, node, proc.returncode,
-                                                                 proc.stderr))
+            raise AssertionError("%s on %s failed (rc %d): %s" % (
+                argv, node, proc.returncode, proc.stderr))
         return proc
 
     def ssh(self, node, command, user="root"):
@@ -162,7 +161,7 @@ class MockCluster:
         return subprocess.run(["ssh", "-i", self.key] + SSH_OPTIONS
                               + ["%s@%s" % (user, self.addresses[node]), command],
                               capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                              timeout=60)
+                              timeout=60, check=False)
 
     def stop_mom(self, node, freeze=False):
         return self.launcher("stop-mom", node, *(["--freeze"] if freeze else []))

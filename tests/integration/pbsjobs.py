@@ -247,7 +247,7 @@ def accounting(cluster, jobid):
 
 
 def record_types(cluster, jobid):
-    return [t for t, _ in accounting(cluster, jobid)]
+    return [t for t, _unused in accounting(cluster, jobid)]
 
 
 def hosts_of(exec_host):
@@ -264,8 +264,10 @@ def job_output(cluster, jobid, name="STDIN", user=JOB_USER, suffix="o"):
 
 def wait_output(cluster, jobid, marker="END", timeout=60, name="STDIN"):
     """Wait for the job's output file to contain ``marker``; returns its text."""
-    return wait_for(lambda: (lambda t: t if t and marker in t else None)(job_output(cluster, jobid, name)),
-                    timeout, "output of job %s containing %r" % (jobid, marker))
+    def output_with_marker():
+        text = job_output(cluster, jobid, name)
+        return text if text and marker in text else None
+    return wait_for(output_with_marker, timeout, "output of job %s containing %r" % (jobid, marker))
 
 
 def restore_cluster(cluster, moms):

@@ -56,7 +56,7 @@ class Cluster:
         if user:
             cmd += ["--user", user]
         proc = subprocess.run(cmd + ["--"] + list(argv), input=stdin, text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
         if check and proc.returncode != 0:
             raise DemoError("%s on %s failed (rc %d): %s" % (" ".join(argv), node, proc.returncode, proc.stderr))
         return proc
@@ -69,7 +69,7 @@ def run_playbook(inventory, playbook="playbooks/site.yml", extra_vars_file=DEMO_
     cmd = [os.path.join(bindir, "ansible-playbook"), "-i", inventory, playbook]
     if extra_vars_file:
         cmd += ["-e", "@" + extra_vars_file]
-    proc = subprocess.run(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.run(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, check=False)
     recap = {}
     for match in RECAP_RE.finditer(proc.stdout):
         recap[match.group(1)] = {"ok": int(match.group(2)), "changed": int(match.group(3)),
@@ -130,7 +130,7 @@ def submit_and_collect(cluster, moms=5):
     evidence["jobid"] = jobid
 
     def started_record():
-        types = [t for t, _ in accounting_records(cluster, jobid)]
+        types = [t for t, _unused in accounting_records(cluster, jobid)]
         return "S" in types
 
     wait_for(started_record, 60, "job %s to be sent to its moms (S record)" % jobid)

@@ -62,7 +62,7 @@ def require_mock(cluster):
 
 @pytest.fixture(scope="module")
 def converged(pbs_cluster, env):
-    rc, out, _ = run_playbook(pbs_cluster, env, SITE, DESIRED)
+    rc, out, _unused = run_playbook(pbs_cluster, env, SITE, DESIRED)
     assert rc == 0, out
     # The server copies hook files to the moms on its own time (real PBS: at its next
     # contact with each mom).
@@ -136,7 +136,7 @@ def test_drift_reported_read_only_and_fails_when_asked(converged, env, tmp_path)
     assert "job_run_wait = none" in sched
     assert all(c["changed"] == 0 for c in counts.values()), counts
 
-    rc, out, _ = run_playbook(cluster, env, AUDIT, dict(DESIRED, audit_fail_on_drift=True, audit_report_path=report))
+    rc, out, _unused = run_playbook(cluster, env, AUDIT, dict(DESIRED, audit_fail_on_drift=True, audit_report_path=report))
     assert rc != 0, out
     assert "3 drift(s) found (audit_fail_on_drift is set)" in out
     assert len(read_report(report)) == 3  # written before the play fails
@@ -178,10 +178,11 @@ def test_cray_atom_and_cgroup_resize_audited_when_enabled(converged, env, tmp_pa
     assert any("cray_atom" in o for o in found), found
     assert any(o in ("hook cgroup_resize", "hook pbs_cgroups") for o in found), found
 
-    rc, out, _ = run_playbook(cluster, env, os.path.join(REPO, "playbooks", "cgroup_resize.yml"), {})
+    rc, out, _unused = run_playbook(cluster, env, os.path.join(REPO, "playbooks", "cgroup_resize.yml"), {})
     assert rc == 0, out
     found = optional_objects({"site_cgroup_resize": True})
     assert found == set(), found
+
 
 def test_host_in_both_groups_keeps_server_and_mom_rows_once(converged, env, tmp_path):
     """pbs-server also listed in pbs_mom: its server rows survive the mom play, each row once."""
@@ -307,7 +308,7 @@ def test_cgroup_hook_drift_audited_alone_with_its_tag(converged, env, tmp_path):
     cgroup_resize audits that part alone (a drifted mom tunable is not looked at)."""
     cluster = converged
     require_mock(cluster)
-    rc, out, _ = run_playbook(cluster, env, os.path.join(REPO, "playbooks", "cgroup_resize.yml"), {})
+    rc, out, _unused = run_playbook(cluster, env, os.path.join(REPO, "playbooks", "cgroup_resize.yml"), {})
     assert rc == 0, out
     cluster.exec(SERVER, [QMGR, "-c", "set hook cgroup_resize alarm = 77"], check=True)
     cluster.exec("mom1", ["sed", "-i", "s/^\\$job_launch_delay 16$/$job_launch_delay 9/",

@@ -55,12 +55,12 @@ CGROUP_PLAYBOOK = """---
 @pytest.fixture(scope="module")
 def cluster(cluster_factory):
     cluster = cluster_factory(moms=len(MOMS), up_args=["--vnodes-per-mom", "2"])
-    rc, output, _ = rjs_demo.run_playbook(cluster.inventory)
+    rc, output, _unused = rjs_demo.run_playbook(cluster.inventory)
     assert rc == 0, output[-3000:]
     playbook = os.path.join(cluster.workdir, "cgroup_resize.yml")
     with open(playbook, "w") as handle:
         handle.write(CGROUP_PLAYBOOK)
-    rc, output, _ = rjs_demo.run_playbook(cluster.inventory, playbook=playbook, extra_vars_file=None)
+    rc, output, _unused = rjs_demo.run_playbook(cluster.inventory, playbook=playbook, extra_vars_file=None)
     assert rc == 0, "role hpc.pbs.cgroup_resize failed:\n" + output[-3000:]
     settle_hook(cluster, "cgroup_resize")
     yield cluster
@@ -137,7 +137,7 @@ def cpu_list(text):
     cpus = set()
     for part in text.split(","):
         if part:
-            low, _, high = part.partition("-")
+            low, _unused, high = part.partition("-")
             cpus.update(range(int(low), int(high or low) + 1))
     return sorted(cpus)
 

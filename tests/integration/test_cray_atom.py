@@ -17,7 +17,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -183,7 +182,7 @@ def test_subjob_id_reaches_the_service_intact(cluster):
 def test_tolerant_padded_job_starts_on_the_other_hosts(cluster):
     # After the job tests: the reliable_job_startup hook pads and prunes every later job of
     # this cluster, and its demo vars set $sister_join_job_alarm 10 in mom_priv/config.
-    rc, output, _ = rjs_demo.run_playbook(cluster.inventory)
+    rc, output, _unused = rjs_demo.run_playbook(cluster.inventory)
     assert rc == 0, output[-3000:]
     atomd(cluster, "mom3", "--inject", "POST=500*")
     jobid = submit(cluster, "sleep 4\n", select="ncpus=1+ncpus=1")
@@ -212,7 +211,7 @@ def play(cluster, variables, check=False):
     argv = [os.path.join(os.path.dirname(PYTHON), "ansible-playbook"), "-i", cluster.inventory,
             "playbooks/cray_atom.yml", "-e", json.dumps(variables)] + (["--check"] if check else [])
     proc = subprocess.run(argv, cwd=rjs_demo.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True, stdin=subprocess.DEVNULL)
+                          text=True, stdin=subprocess.DEVNULL, check=False)
     recap = {m.group(1): {"changed": int(m.group(3)), "failed": int(m.group(5))}
              for m in rjs_demo.RECAP_RE.finditer(proc.stdout)}
     return proc.returncode, proc.stdout, recap
@@ -224,7 +223,7 @@ def set_join_alarm(cluster, seconds):
     env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(rjs_demo.REPO, "ansible.cfg"), ANSIBLE_NOCOLOR="1")
     proc = subprocess.run([os.path.join(os.path.dirname(PYTHON), "ansible"), "pbs_mom", "-i", cluster.inventory,
                            "-m", "hpc.pbs.mom_config", "-a", json.dumps(args)],
-                          cwd=rjs_demo.REPO, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+                          cwd=rjs_demo.REPO, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
 
 
@@ -256,7 +255,7 @@ def other_begin_alarms(cluster, mom):
                         check=True).stdout
     total = 0
     for block in text.split("== ")[1:]:
-        path, _, body = block.partition("\n")
+        path, _unused, body = block.partition("\n")
         name = os.path.basename(path)[:-3]
         attrs = hk_attributes(body)
         if (name not in (BUILTIN, BUNDLED) and attrs.get("enabled", "true") == "true"
@@ -338,7 +337,7 @@ def test_bundled_is_refused_while_the_builtin_hook_is_enabled(cluster):
 def test_report_on_the_sister_join_job_alarm(cluster):
     variables = {"cray_atom_config": {"post_timeout": 12}}
     set_join_alarm(cluster, None)
-    rc, output, _ = play(cluster, variables)
+    rc, output, _unused = play(cluster, variables)
     assert rc == 0, output[-3000:]
     others = other_begin_alarms(cluster, "mom1")
     # reliable_job_startup has no execjob_begin event: no other hook, PBS's default is 30 s then.
@@ -348,7 +347,7 @@ def test_report_on_the_sister_join_job_alarm(cluster):
         "the mom_tunables role to choose another value." % (others + 300, others or 30)) for mom in MOMS}
 
     set_join_alarm(cluster, others + 300)
-    rc, output, _ = play(cluster, variables)
+    rc, output, _unused = play(cluster, variables)
     assert rc == 0, output[-3000:]
     assert join_reports(output) == {mom: (
         "$sister_join_job_alarm is %d s, set in mom_priv/config: the ATOM hook PBS_cray_atom (alarm 300 s) "

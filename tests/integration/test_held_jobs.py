@@ -206,8 +206,8 @@ def held_under_execjob_hook(pbs_cluster, reject_hook):
         delete_jobs(pbs_cluster, jobs)
 
 
-def test_a_job_held_under_execjob_hook_is_found_whatever_its_comment(pbs_cluster, env,
-                                                                      held_under_execjob_hook):
+def test_a_job_held_under_execjob_hook_is_found_whatever_its_comment(
+        pbs_cluster, env, held_under_execjob_hook):
     # With job_run_wait = execjob_hook real OpenPBS overwrites the comment of a job held
     # after failed starts (``Not Running: PBS Error: ...``): hold type s and run_count tell.
     job, jobs = held_under_execjob_hook
@@ -233,8 +233,8 @@ def operator_held_job(pbs_cluster):
         delete_jobs(pbs_cluster, [job])
 
 
-def test_an_operators_system_hold_is_reported_with_its_cause_and_left_alone(pbs_cluster, env,
-                                                                             operator_held_job):
+def test_an_operators_system_hold_is_reported_with_its_cause_and_left_alone(
+        pbs_cluster, env, operator_held_job):
     job = operator_held_job
     # Only this test's job: a job another test left held must not change the counts.
     rc, out, recap = run_playbook(pbs_cluster, env, RECOVER, {"recover_job_ids": [job]})

@@ -95,7 +95,7 @@ def test_hook_preflight(pbs_cluster, pbs_backend, env, tmp_path):
         "good.preflight.compiled",
         "good.preflight.loaded == %s" % (pbs_backend == "openpbs")],
         "fail_msg": "{{ good | to_json }}"}}]
-    rc, out, _ = run_playbook(pbs_cluster, env, write_playbook(tmp_path, "live.yml", live), {})
+    rc, out, _unused = run_playbook(pbs_cluster, env, write_playbook(tmp_path, "live.yml", live), {})
     assert rc == 0, out
     assert qsub_works(pbs_cluster).returncode == 0
 

@@ -228,7 +228,7 @@ def run_task_cases(cluster, env, cases, work):
     before = snapshot(cluster)
 
     def run(host):
-        rc, output, _ = run_playbook(cluster, env, str(work / ("%s.yml" % host)), {})
+        rc, output, _unused = run_playbook(cluster, env, str(work / ("%s.yml" % host)), {})
         (work / ("%s.out" % host)).write_text(output)
         return rc
     with concurrent.futures.ThreadPoolExecutor(len(hosts)) as pool:
@@ -377,7 +377,7 @@ def test_fault_interrupt_between_write_and_reload_converges_on_rerun(prepared, p
     wait_until(lambda: os.path.exists(marker), "the run to reach %r" % MOM_TASK)
     wait_until(lambda: all(mom_has_file(cluster, mom, 17) for mom in MOMS), "mom_config to write every mom")
     run.interrupt()
-    rc, out, _ = run.finish()
+    rc, out, _unused = run.finish()
     assert rc != 0, out
     assert "RUNNING HANDLER" not in out, out
     assert not any(mom_runs(cluster, mom, 17) for mom in MOMS), "a mom was reloaded before the interrupt"
@@ -428,8 +428,8 @@ def test_fault_frozen_stopped_unreachable_moms_then_two_runs_at_once_converge(pr
     assert not mom_has_file(cluster, "mom3", 18), "mom3 was unreachable, yet its file changed"
 
     # The re-run: two site.yml at once (an admin and a cron job); both succeed, nothing is lost.
-    runs = [BackgroundPlaybook(playbook_argv(cluster.inventory, SITE, site_vars(18)), env) for _ in range(2)]
-    for rc, out, _ in [run.finish() for run in runs]:
+    runs = [BackgroundPlaybook(playbook_argv(cluster.inventory, SITE, site_vars(18)), env) for _unused in range(2)]
+    for rc, out, _unused in [run.finish() for run in runs]:
         assert rc == 0, out
     assert_converged(cluster, 18)
     hook = cluster.exec(SERVER, [QMGR, "-c", "list hook reliable_job_startup"], check=True).stdout

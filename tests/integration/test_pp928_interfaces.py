@@ -91,7 +91,7 @@ def test_pp928_i1_all_job_survives_a_sister_lost_while_running(clean):
     # The job runs to its end: one E record, exit status 0, never requeued.
     pbsjobs.wait_for(lambda: "E" in pbsjobs.record_types(clean, jobid), 60, "the E record")
     records = pbsjobs.accounting(clean, jobid)
-    assert "R" not in [t for t, _ in records]
+    assert "R" not in [t for t, _unused in records]
     assert pbsjobs.record_fields([l for t, l in records if t == "E"][0])["Exit_status"] == "0"
     assert not any("killing job now" in l for l in pbsjobs.job_log_lines(clean, "mom1", jobid))
 

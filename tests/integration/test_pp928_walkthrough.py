@@ -184,7 +184,7 @@ def test_pp928_walkthrough_kept_sisters_update_their_nodes_info(walkthrough):
 
 def test_pp928_walkthrough_s_record_has_pruned_values_and_S_the_padded_ones(walkthrough):
     records = walkthrough["accounting"]
-    types = [t for t, _ in records]
+    types = [t for t, _unused in records]
     assert types.count("S") == 1 and types.count("s") == 1 and types.index("S") < types.index("s")
     start = pbsjobs.record_fields([l for t, l in records if t == "S"][0])
     prune = pbsjobs.record_fields([l for t, l in records if t == "s"][0])

@@ -142,7 +142,7 @@ def test_several_nodes_only_through_names(pbs_cluster, env, tmp_path):
             "first.objects.mom2.comment == 'qmgr test'",
             "'comment' not in cleared.objects.mom1"]}},
     ]
-    rc, out, _ = run_playbook(pbs_cluster, env, write_playbook(tmp_path, "names.yml", tasks), {})
+    rc, out, _unused = run_playbook(pbs_cluster, env, write_playbook(tmp_path, "names.yml", tasks), {})
     assert rc == 0, out
 
 
@@ -160,7 +160,7 @@ def test_unset_of_an_attribute_listed_at_its_default_is_idempotent(pbs_cluster, 
             "unset is changed", "again is not changed",
             "unset.attributes.scheduler_iteration == '600'"]}},
     ]
-    rc, out, _ = run_playbook(pbs_cluster, env, write_playbook(tmp_path, "unset.yml", tasks), {})
+    rc, out, _unused = run_playbook(pbs_cluster, env, write_playbook(tmp_path, "unset.yml", tasks), {})
     assert rc == 0, out
     assert "scheduler_iteration = 600" in qmgr(pbs_cluster, "list server scheduler_iteration").stdout
 

@@ -53,7 +53,7 @@ def test_bad_default_qsub_arguments_break_qsub_until_fixed(pbs_cluster):
         assert "qsub: directive error: -W foo" in bad.stderr, bad.stderr
     finally:
         assert qmgr(pbs_cluster, "unset server default_qsub_arguments").returncode == 0
-    results = [pbsjobs.qsub(pbs_cluster, ["--", "/bin/true"], check=False) for _ in range(2)]
+    results = [pbsjobs.qsub(pbs_cluster, ["--", "/bin/true"], check=False) for _unused in range(2)]
     if results[0].returncode != 0:
         assert "Failed to recv data from background qsub" in results[0].stderr, results[0].stderr
     assert results[-1].returncode == 0, results[-1].stderr

@@ -82,7 +82,7 @@ def test_job_registered_with_every_mom_while_running_and_removed_at_end(server):
                               % vh.PBS_EXEC).strip()
     for name, node in moms.items():
         vh.wait_for(lambda: jobid in registered(node), "%s registered with the ATOM service of %s" % (jobid, name))
-    vh.wait_for(lambda: [t for t, _ in vh.accounting(server, jobid) if t == "E"], "the end of %s" % jobid)
+    vh.wait_for(lambda: [t for t, _unused in vh.accounting(server, jobid) if t == "E"], "the end of %s" % jobid)
     for name, node in moms.items():
         vh.wait_for(lambda: jobid not in registered(node), "%s removed from the ATOM service of %s" % (jobid, name))
         assert atom_requests(node, jobid) == [("POST", 200), ("DELETE", 204)], name
