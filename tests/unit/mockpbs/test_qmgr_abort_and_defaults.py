@@ -72,7 +72,7 @@ def test_stdin_with_a_stops_at_the_first_refused_directive(server):
 
 def test_stdin_with_a_stops_at_a_syntax_error(server):
     rc, _unused, err = feed(["set server comment = one", "set server no_such_attr = 1",
-                       "set server comment = two"], "-a")
+                             "set server comment = two"], "-a")
     assert rc == 1 and "Syntax error" in err
     assert "comment = one" in listed("list server comment")
 

@@ -139,7 +139,7 @@ def test_qmgr_quoting_sequence_matches_transcript_k(server):
 
 def test_stdin_mode_and_last_c_wins_match_transcript_k(server):
     _unused, out, err, rc = block("k_qmgr_quoting_and_formats.txt",
-                            'printf "list server default_queue\\nlist sched default job_run_wait\\n" | qmgr')
+                                  'printf "list server default_queue\\nlist sched default job_run_wait\\n" | qmgr')
     got = testing.run_cli(qmgr.main, [], stdin="list server default_queue\nlist sched default job_run_wait\n")
     assert got == (rc, out, err)
     _unused, out, err, rc = block("k_qmgr_quoting_and_formats.txt", 'qmgr -c "list server default_queue" -c "list sched"')
@@ -163,7 +163,7 @@ def test_default_qsub_arguments_listing_matches_transcript_d(server):
 
 def test_qsub_illegal_w_value_matches_transcript_d(server):
     _unused, out, err, rc = block("d_default_qsub_arguments_tolerate_node_failures.txt",
-                            "su - pbsuser -c 'qsub -W tolerate_node_failures=bogus -- /bin/sleep 5'")
+                                  "su - pbsuser -c 'qsub -W tolerate_node_failures=bogus -- /bin/sleep 5'")
     assert testing.run_cli(qsub.main, ["-W", "tolerate_node_failures=bogus", "--", "/bin/sleep", "5"]) == (rc, out, err)
 
 
