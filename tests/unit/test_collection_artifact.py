@@ -32,7 +32,7 @@ def installed(tmp_path_factory):
 
 
 def test_artifact_is_named_and_excludes_tests_and_dev_files(installed):
-    tarball, _ = installed
+    tarball, _unused = installed
     names = tarfile.open(tarball).getnames()
     assert "MANIFEST.json" in names
     assert any(n.startswith("plugins/modules/") for n in names)
@@ -44,11 +44,11 @@ def test_artifact_is_named_and_excludes_tests_and_dev_files(installed):
 
 @pytest.mark.parametrize("module", MODULES)
 def test_ansible_doc_renders_installed_module(installed, module):
-    _, collections = installed
+    _unused, collections = installed
     empty_cfg = collections.parent / "ansible.cfg"
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(collections), ANSIBLE_CONFIG=str(empty_cfg))
     proc = subprocess.run([os.path.join(BIN, "ansible-doc"), "hpc.pbs.%s" % module], env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/")
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd="/", check=False)
     assert proc.returncode == 0, proc.stderr
     assert "hpc.pbs.%s" % module in proc.stdout
     assert "OPTIONS" in proc.stdout

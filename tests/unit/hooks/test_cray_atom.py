@@ -107,20 +107,20 @@ def assert_registration_failed(result, *expected_text):
 # The scheduler's rule, written out row by row: (vnode sharing, job place) -> exclusive.
 PLACES = (None, "free", "scatter:excl", "pack:exclhost", "shared", "scatter:shared")
 EXCLUSIVE_TABLE = {
-    None:               (False, False, True, True, False, False),
-    "default_shared":   (False, False, True, True, False, False),
-    "default_excl":     (True, True, True, True, False, False),
+    None: (False, False, True, True, False, False),
+    "default_shared": (False, False, True, True, False, False),
+    "default_excl": (True, True, True, True, False, False),
     "default_exclhost": (True, True, True, True, False, False),
-    "ignore_excl":      (False, False, False, False, False, False),
-    "force_excl":       (True, True, True, True, True, True),
-    "force_exclhost":   (True, True, True, True, True, True),
+    "ignore_excl": (False, False, False, False, False, False),
+    "force_excl": (True, True, True, True, True, True),
+    "force_exclhost": (True, True, True, True, True, True),
 }
 ROWS = [(sharing, place, expected) for sharing, row in EXCLUSIVE_TABLE.items()
         for place, expected in zip(PLACES, row)]
 
 
 @pytest.mark.parametrize("sharing,place,expected", ROWS,
-                         ids=["%s-%s" % (s or "unset", p or "unset") for s, p, _ in ROWS])
+                         ids=["%s-%s" % (s or "unset", p or "unset") for s, p, _unused in ROWS])
 def test_exclusive_follows_the_scheduler_rule(workdir, atomd, sharing, place, expected):
     # The other host's vnode says the opposite: only this host's vnodes count.
     other = "force_excl" if not expected else "ignore_excl"
@@ -142,8 +142,8 @@ def test_begin_200_registers_the_job_with_its_uid_and_logs_the_answer(workdir, a
 
 
 def test_begin_400_for_a_registered_job_deletes_and_posts_again(workdir, atomd):
-    status, _, _ = client.request(atomd.socket_path, "POST", client.job_path(),
-                                  {"jobid": "5.pbs-server", "uid": 4242, "exclusive": False})
+    status, _unused, _unused = client.request(atomd.socket_path, "POST", client.job_path(),
+                                              {"jobid": "5.pbs-server", "uid": 4242, "exclusive": False})
     assert status == 200
     result = run(workdir, "execjob_begin", context(place="excl"), service=atomd)
     assert result["accepted"], result

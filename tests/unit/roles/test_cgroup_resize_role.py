@@ -7,7 +7,6 @@ events, transcript b_pbshook_cray_atom_and_cgroups.txt) on its own loopback addr
 runs ``playbooks/cgroup_resize.yml`` on localhost (group pbs_server, local connection)
 whose modules reach it through ``$PBS_EXEC/bin/qmgr`` = the mock's qmgr.
 """
-import hashlib
 import json
 import os
 import re
@@ -59,7 +58,7 @@ class MockServer:
 
     def qmgr(self, command):
         proc = subprocess.run([str(self.base / "pbs_exec" / "bin" / "qmgr"), "-c", command], env=self.env,
-                              capture_output=True, text=True, timeout=60)
+                              capture_output=True, text=True, timeout=60, check=False)
         return proc.returncode, proc.stdout, proc.stderr
 
     def hook(self, name):
@@ -107,7 +106,7 @@ def playbook(server, tmp_path, extra_vars=None, check=False):
     if check:
         argv.append("--check")
     proc = subprocess.run(argv, cwd=str(REPO), env=env, capture_output=True, text=True, timeout=300,
-                          stdin=subprocess.DEVNULL)
+                          stdin=subprocess.DEVNULL, check=False)
     output = proc.stdout + proc.stderr
     match = RECAP_RE.search(output)
     return proc.returncode, output, int(match.group(2)) if match else None

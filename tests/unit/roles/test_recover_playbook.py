@@ -103,7 +103,7 @@ def run_recover(fake, extra_vars=None, check=False):
     argv = [str(VENV_BIN / "ansible-playbook"), "-i", str(inventory), str(PLAYBOOK),
             "-e", json.dumps(extra_vars or {})] + (["--check"] if check else [])
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300,
-                          stdin=subprocess.DEVNULL)
+                          stdin=subprocess.DEVNULL, check=False)
     output = proc.stdout + proc.stderr
     recap = RECAP_RE.search(output)
     return (proc.returncode, output, [json.loads(m) for m in MSG_RE.findall(output)],
@@ -140,7 +140,7 @@ def test_check_mode_changes_nothing(fake_pbs):
 
 
 def test_only_the_causes_asked_for(fake_pbs):
-    rc, output, messages, _ = run_recover(fake_pbs, {"recover_causes": ["tmpdir_security"]})
+    rc, output, messages, _unused = run_recover(fake_pbs, {"recover_causes": ["tmpdir_security"]})
     assert rc == 0, output
     assert messages[0] == ("Released 1 job(s) and array(s) held for tmpdir_security: workq: 1 job(s), "
                            "0 array(s) with 0 held subjob(s).")
@@ -154,6 +154,6 @@ def test_only_the_causes_asked_for(fake_pbs):
     ({"recover_causes": ["all"]}, "value of causes must be one or more of"),
 ])
 def test_bad_input_runs_nothing(fake_pbs, extra_vars, text):
-    rc, output, _, recap = run_recover(fake_pbs, extra_vars)
+    rc, output, _unused, recap = run_recover(fake_pbs, extra_vars)
     assert rc != 0 and text in output and recap[2] == 1, output
     assert not fake_pbs["calls"].exists()
