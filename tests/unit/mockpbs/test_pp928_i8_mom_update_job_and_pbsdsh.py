@@ -9,9 +9,13 @@ from mockpbs import wire
 from mockpbs.mom import tm
 from mockpbs.mom.inprocess import PRUNING_LAUNCH_HOOK
 
-SLOW_RESIZE_ON_MOMB = '''import pbs, time
+# momb's execjob_resize hook answers only once the test creates the release file (%s), so
+# the primary's 5 s wait for the sister updates runs out first, whatever the machine's load.
+SLOW_RESIZE_ON_MOMB = '''import os, pbs, time
 if pbs.get_local_nodename() == "momb":
-    time.sleep(8)
+    deadline = time.time() + 60
+    while not os.path.exists(%r) and time.time() < deadline:
+        time.sleep(0.05)
 pbs.event().accept()
 '''
 # The job saves its environment, then waits until the test is done with it.
@@ -95,9 +99,12 @@ def test_pp928_i8_pbsdsh_usage_and_environment_errors(mom_cluster, tmp_path):
 def test_pp928_i8_slow_sister_update_logs_not_all_job_updates_completed(mom_cluster, tmp_path):
     c = mom_cluster()
     c.hook("launch", "execjob_launch", PRUNING_LAUNCH_HOOK)
-    c.hook("slowresize", "execjob_resize", SLOW_RESIZE_ON_MOMB)
+    release = tmp_path / "release-resize"
+    c.hook("slowresize", "execjob_resize", SLOW_RESIZE_ON_MOMB % str(release))
     c.start()
     c.run_job(c.job())
+    c.wait_log("moma", "0100;pbs_mom;Job;17.srv;not all job updates to sister moms completed")
+    release.touch()
     c.server.wait_for("mom_job_obit")
     log = c.log("moma")
     assert log.index("0100;pbs_mom;Job;17.srv;not all job updates to sister moms completed") < \

@@ -147,11 +147,10 @@ def test_a_later_change_cannot_be_overtaken_by_an_earlier_one(cluster):
                                  for files in mom.copies_of("h1")), "the enabled=false copy at the mom")
     arrived = len(mom.copies_of("h1"))
     run("set hook h1 enabled=true")
-    # Give a push that does not wait for the one in flight time to arrive: it would be
-    # applied at once and then overwritten by the held enabled=false copy.
-    end = time.monotonic() + 2
-    while time.monotonic() < end and len(mom.copies_of("h1")) == arrived:
-        time.sleep(0.05)
+    # The enabled=true push must wait in the queue behind the held enabled=false one (a push
+    # that did not wait would reach the mom at once and then be overwritten by the held copy).
+    testing.wait_for(lambda: daemon.core.hook_pusher.queued("h1"), "the enabled=true push queued behind the held one")
+    assert len(mom.copies_of("h1")) == arrived
     mom.release()
     testing.wait_for(lambda: mom.idle() and mom.hk("h1") == server_hk(daemon, "h1"),
                      "the mom to keep the server's h1.HK", deadline=PUSH_SETTLE_SECONDS)

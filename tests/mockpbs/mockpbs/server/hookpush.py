@@ -61,6 +61,11 @@ class HookPusher:
                 entry["deleted"] = entry["deleted"] or deleted
                 self._start_worker(target)
 
+    def queued(self, name):
+        """Whether a push of hook ``name`` waits in some mom's queue (not yet being sent)."""
+        with self._lock:
+            return any(name in pending for pending in self._pending.values())
+
     def wait_idle(self, timeout):
         """Block until nothing is queued or being sent (True), or ``timeout`` seconds
         passed (False)."""
