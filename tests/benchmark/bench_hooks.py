@@ -252,7 +252,7 @@ def profile_side(runner, side, input_path, runs):
     wrapper = runner.write("profile_%s.py" % hook_path.stem,
                            PROFILE_WRAPPER % {"hook": str(hook_path), "report": str(report_path)})
     profiled = Side(side.label, wrapper, side.config_path, side.check, side.before)
-    for _ in range(runs):
+    for _unused in range(runs):
         profiled.run_once(runner, input_path)
     phases = [ast.literal_eval(line) for line in report_path.read_text().splitlines()]
     for run, process_seconds in zip(phases, profiled.cpu_seconds):

@@ -137,8 +137,8 @@ def cluster_notes(backend):
     for cluster in backend["clusters"]:
         head = "%d moms" % cluster["moms"]
         if cluster.get("error"):
-            lines.append("- %s: **failed**: %s" % (head, cluster["error"].strip().splitlines()[-1]
-                                                  if cluster["error"].strip() else "error"))
+            error = cluster["error"].strip()
+            lines.append("- %s: **failed**: %s" % (head, error.splitlines()[-1] if error else "error"))
         for flag in change_flags(cluster):
             lines.append("- %s: **changed** where nothing should change: %s" % (head, flag))
         phases = cluster.get("phases", {})
