@@ -25,6 +25,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.cluster_moms(2)]
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RECOVER = os.path.join(REPO, "playbooks", "recover.yml")
 SERVER = "pbs-server"
+MOMS = ("mom1", "mom2")
 HOOK = "always_reject"
 HOOK_BODY = "import pbs\npbs.event().reject('broken hook of the held_jobs test')\n"
 HELD = "job held, too many failed attempts to run"
@@ -57,14 +58,31 @@ def qstat_full(cluster):
     return jobs
 
 
-def wait_until(predicate, timeout, what):
+def wait_until(predicate, timeout, what, explain=None):
+    """The first true value of ``predicate()``, polled every second; AssertionError after
+    ``timeout`` seconds, with the text of ``explain()`` when given."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(1)
-    raise AssertionError("timed out after %ss waiting for %s" % (timeout, what))
+    raise AssertionError("timed out after %ss waiting for %s%s" % (
+        timeout, what, "\n" + explain() if explain else ""))
+
+
+def job_history(cluster, jobids):
+    """State, run_count and comment of each job and its subjobs, and the server's log
+    lines about them: what a timed-out wait shows."""
+    lines = ["%s: %s run_count=%s comment=%s" % (i, a.get("job_state"), a.get("run_count"),
+                                                a.get("comment"))
+             for i, a in qstat_full(cluster).items()
+             if i in jobids or a.get("array_id") in jobids]
+    logs = cluster.exec(SERVER, ["sh", "-c", "cat /var/spool/pbs/server_logs/*"]).stdout
+    prefixes = tuple(j.split("[")[0].split(".")[0] + ("[" if "[" in j else ".") for j in jobids)
+    lines += [l for l in logs.splitlines()
+              if len(l.split(";")) > 4 and l.split(";")[4].startswith(prefixes)][-60:]
+    return "\n".join(lines)
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +100,17 @@ def reject_hook(pbs_cluster):
 
 
 def set_hook_enabled(cluster, enabled):
+    """``set hook ... enabled``, then wait until every mom has the new ``.HK``: the server
+    sends hook files to the moms in the background, and a job started before a mom has
+    the enabled hook runs to its end instead of failing."""
     run(cluster, ["qmgr", "-c", "set hook %s enabled = %s" % (HOOK, "true" if enabled else "false")])
+    path = "/var/spool/pbs/mom_priv/hooks/%s.HK" % HOOK
+
+    def mom_has_it(mom):
+        proc = cluster.exec(mom, ["cat", path])
+        return proc.returncode == 0 and ("enabled=false" in proc.stdout) != enabled
+    wait_until(lambda: all(mom_has_it(mom) for mom in MOMS), 60,
+               "hook %s enabled=%s on %s" % (HOOK, enabled, ", ".join(MOMS)))
 
 
 def delete_jobs(cluster, jobs):
@@ -107,7 +135,8 @@ def held(pbs_cluster, reject_hook):
         return (jobs.get(job, {}).get("job_state") == "H"
                 and jobs.get(array, {}).get("job_state") == "H") and jobs
     try:
-        jobs = wait_until(both_held, HOLD_TIMEOUT, "%s and %s to be held" % (job, array))
+        jobs = wait_until(both_held, HOLD_TIMEOUT, "%s and %s to be held" % (job, array),
+                          explain=lambda: job_history(cluster, (job, array)))
         yield dict(job=job, array=array, jobs=jobs)
     finally:
         set_hook_enabled(cluster, False)
