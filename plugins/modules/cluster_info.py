@@ -211,8 +211,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
     default_from_alarms, hook_file_paths, read_hook_dir)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config import (
-    current_options, last_config_read, planned_text, process_alive, read_mom_pid,
-    running_differences)
+    current_options, planned_text)
+from ansible_collections.hpc.pbs.plugins.module_utils.mom_daemon import (
+    last_config_read, process_alive, read_mom_pid, running_differences)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import (
     MomConfigValueError, plan)
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (

@@ -267,8 +267,10 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
     enabled_alarms, read_hook_dir)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config import (
-    MomLogWatcher, current_options, last_config_read, planned_text, process_alive,
-    read_mom_pid, reload_mom, running_differences)
+    current_options, planned_text)
+from ansible_collections.hpc.pbs.plugins.module_utils.mom_daemon import (
+    MomLogWatcher, last_config_read, process_alive, read_mom_pid, reload_mom,
+    running_differences)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import (
     MomConfigValueError, check_unchecked_names, new_combination_problems, plan)
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (

@@ -1,8 +1,9 @@
-"""What the running pbs_mom holds (plugins/module_utils/mom_config.py): its last config read
+"""What the running pbs_mom holds (plugins/module_utils/mom_daemon.py): its last config read
 found in its logs, compared with the file; equal lines never rewritten."""
 import pytest
 
 from ansible_collections.hpc.pbs.plugins.module_utils import mom_config as mc
+from ansible_collections.hpc.pbs.plugins.module_utils import mom_daemon as md
 
 # A real mom's reload (reference transcript f), then a day change.
 RELOAD_45 = (
@@ -30,55 +31,55 @@ def logs(tmp_path):
 def test_last_config_read_is_the_text_from_the_last_read_on(logs):
     (logs / "20261121").write_text(START_30.replace("11/20", "11/21") + RELOAD_45 +
                                    "11/21/2026 23:00:00;0008;pbs_mom;Job;1.x;started\n")
-    text = mc.last_config_read(str(logs))
+    text = md.last_config_read(str(logs))
     assert text.startswith("11/21/2026 19:22:24;0100;pbs_mom;Svr;parse_config;file config\n")
     assert text.endswith(";started\n")
-    assert mc.logged_value(text, "Svr", "job_launch_delay") == "45"
-    assert mc.logged_value(text, "n/a", "set_restrict_user_maxsys") == "setting 999"
+    assert md.logged_value(text, "Svr", "job_launch_delay") == "45"
+    assert md.logged_value(text, "n/a", "set_restrict_user_maxsys") == "setting 999"
 
 
 def test_last_config_read_follows_older_day_files(logs):
     (logs / "20261120").write_text(START_30)
     (logs / "20261121").write_text("11/21/2026 00:00:00;0002;pbs_mom;Svr;Log;Log opened\n")
     (logs / "notes.txt").write_text(RELOAD_45)         # not a day file
-    text = mc.last_config_read(str(logs))
+    text = md.last_config_read(str(logs))
     assert text.startswith("11/20/2026 08:00:00;0100;pbs_mom;Svr;parse_config;file config\n")
-    assert mc.logged_value(text, "Svr", "job_launch_delay") == "30"
-    assert mc.last_config_read(str(logs), days=1) is None
+    assert md.logged_value(text, "Svr", "job_launch_delay") == "30"
+    assert md.last_config_read(str(logs), days=1) is None
 
 
 def test_no_config_read_in_the_logs_is_unknown(logs, tmp_path):
-    assert mc.last_config_read(str(logs)) is None
+    assert md.last_config_read(str(logs)) is None
     (logs / "20261121").write_text("11/21/2026 00:00:00;0002;pbs_mom;Svr;Log;Log opened\n")
-    assert mc.last_config_read(str(logs)) is None
-    assert mc.last_config_read(str(tmp_path / "missing")) is None
+    assert md.last_config_read(str(logs)) is None
+    assert md.last_config_read(str(tmp_path / "missing")) is None
 
 
 def test_running_differences_compare_logged_values_with_the_file():
     text = RELOAD_45
     same = {"job_launch_delay": "45", "sister_join_job_alarm": "60",
             "restrict_user_maxsysid": "999"}
-    assert mc.running_differences(text, same, set(same)) == []
+    assert md.running_differences(text, same, set(same)) == []
     newer = dict(same, job_launch_delay="50")
-    assert mc.running_differences(text, newer, {"job_launch_delay"}) == [
+    assert md.running_differences(text, newer, {"job_launch_delay"}) == [
         ("job_launch_delay", "45", "50")]
     # removed from the file, but the running mom still has it
-    assert mc.running_differences(text, {}, {"sister_join_job_alarm"}) == [
+    assert md.running_differences(text, {}, {"sister_join_job_alarm"}) == [
         ("sister_join_job_alarm", "60", None)]
     # set in the file, never logged: the mom runs with its default
-    assert mc.running_differences(text, {"prologalarm": "30"}, {"prologalarm"}) == [
+    assert md.running_differences(text, {"prologalarm": "30"}, {"prologalarm"}) == [
         ("prologalarm", None, "30")]
     # options whose value the mom does not log, or repeated ones, are not compared
-    assert mc.running_differences(text, {"port": "15002", "clienthost": ["a", "b"]},
+    assert md.running_differences(text, {"port": "15002", "clienthost": ["a", "b"]},
                                   {"port", "clienthost"}) == []
     # only the options asked about
-    assert mc.running_differences(text, newer, {"sister_join_job_alarm"}) == []
+    assert md.running_differences(text, newer, {"sister_join_job_alarm"}) == []
 
 
 def test_a_boolean_written_as_a_word_compares_as_the_mom_logs_it():
     text = "x;0002;pbs_mom;Svr;set_restrict_user;true\n"
-    assert mc.running_differences(text, {"restrict_user": "yes"}, {"restrict_user"}) == []
-    assert mc.running_differences(text, {"restrict_user": "off"}, {"restrict_user"}) == [
+    assert md.running_differences(text, {"restrict_user": "yes"}, {"restrict_user"}) == []
+    assert md.running_differences(text, {"restrict_user": "off"}, {"restrict_user"}) == [
         ("restrict_user", "true", "off")]
 
 
@@ -120,9 +121,9 @@ def test_config_d_files_read_after_the_values_do_not_start_a_new_read(logs):
         "11/24/2026 16:16:17;0100;pbs_mom;Svr;parse_config;file "
         "/var/spool/pbs/mom_priv/config.d/hpcpbs_vnodes\n"
         "11/24/2026 16:16:17;0002;pbs_mom;n/a;read_config;max_check_poll = 120, min_check_poll = 10\n")
-    text = mc.last_config_read(str(logs))
+    text = md.last_config_read(str(logs))
     assert text.startswith("11/24/2026 16:16:17;0100;pbs_mom;Svr;parse_config;file config\n")
-    assert mc.logged_value(text, "Svr", "job_launch_delay") == "37"
+    assert md.logged_value(text, "Svr", "job_launch_delay") == "37"
 
 
 def test_a_large_log_is_read_from_its_end(logs):
@@ -134,7 +135,7 @@ def test_a_large_log_is_read_from_its_end(logs):
     inside_marker = len(whole) - (marker_line + 5)
     # the first chunk starts mid-line: inside the last marker line, after it, or at 0
     for chunk in (inside_marker, 64, 1000, 1 << 20):
-        text = mc.text_from_last_read(str(logs / "20261124"), chunk=chunk)
+        text = md.text_from_last_read(str(logs / "20261124"), chunk=chunk)
         assert text.startswith(RELOAD_45.splitlines(True)[3])
-        assert mc.logged_value(text, "Svr", "job_launch_delay") == "45"
-    assert mc.text_from_last_read(str(logs / "none")) is None
+        assert md.logged_value(text, "Svr", "job_launch_delay") == "45"
+    assert md.text_from_last_read(str(logs / "none")) is None

@@ -1,7 +1,8 @@
 """Edges of the mom config file edits and of the pbs_mom process and log checks that
 mutation testing found untested.
 
-Each test kills mutants of ``plugins/module_utils/mom_config.py`` that the other unit tests
+Each test kills mutants of ``plugins/module_utils/mom_config.py`` (the file's lines) and
+``mom_daemon.py`` (the pbs_mom process and its log) that the other unit tests
 let survive (docs/testing.md, "Mutation testing"): a file without a final newline, mixed
 line endings, a ``mom.lock`` without a pid, a mom running as another user, a log file that
 does not exist yet or changes with the day.
@@ -13,6 +14,7 @@ import sys
 import pytest
 
 from ansible_collections.hpc.pbs.plugins.module_utils import mom_config as mc
+from ansible_collections.hpc.pbs.plugins.module_utils import mom_daemon as md
 
 READ_30 = ("10/01/2026 08:00:00;0100;pbs_mom;Svr;parse_config;file config\n"
            "10/01/2026 08:00:00;0002;pbs_mom;Svr;job_launch_delay;30\n")
@@ -50,19 +52,19 @@ def test_a_changed_line_keeps_its_own_line_ending_in_a_file_of_mixed_endings():
 def test_a_lock_file_without_a_pid_first_gives_no_pid(tmp_path, content):
     lock = tmp_path / "mom.lock"
     lock.write_text(content)
-    assert mc.read_mom_pid(str(lock)) is None
+    assert md.read_mom_pid(str(lock)) is None
 
 
 def test_the_pid_is_the_first_word_of_the_lock_file(tmp_path):
     lock = tmp_path / "mom.lock"
     lock.write_text("4242\n")
-    assert mc.read_mom_pid(str(lock)) == 4242
+    assert md.read_mom_pid(str(lock)) == 4242
 
 
 def test_a_process_that_exited_and_was_reaped_is_dead():
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
-    assert mc.process_alive(child.pid) is False
+    assert md.process_alive(child.pid) is False
 
 
 def refuse_signal(code):
@@ -72,21 +74,21 @@ def refuse_signal(code):
 
 
 def test_a_mom_of_another_user_that_cannot_be_signalled_is_alive(monkeypatch):
-    monkeypatch.setattr(mc.os, "kill", refuse_signal(errno.EPERM))
-    assert mc.process_alive(4242) is True
+    monkeypatch.setattr(md.os, "kill", refuse_signal(errno.EPERM))
+    assert md.process_alive(4242) is True
 
 
 def test_a_pid_that_no_longer_exists_is_dead(monkeypatch):
-    monkeypatch.setattr(mc.os, "kill", refuse_signal(errno.ESRCH))
-    assert mc.process_alive(4242) is False
+    monkeypatch.setattr(md.os, "kill", refuse_signal(errno.ESRCH))
+    assert md.process_alive(4242) is False
 
 
 def test_a_signalled_process_whose_proc_entry_cannot_be_read_is_alive(monkeypatch):
     # kill(pid, 0) succeeded but /proc/<pid>/stat is unreadable (hidepid, no /proc):
     # the mom is taken as running, never restarted beside itself. Linux pids stay below
     # 2**22 (PID_MAX_LIMIT), so this /proc entry never exists.
-    monkeypatch.setattr(mc.os, "kill", lambda pid, sig: None)
-    assert mc.process_alive(2 ** 22 + 1) is True
+    monkeypatch.setattr(md.os, "kill", lambda pid, sig: None)
+    assert md.process_alive(2 ** 22 + 1) is True
 
 
 # -- the mom's log ---------------------------------------------------------------------------
@@ -96,13 +98,13 @@ def test_the_last_config_read_is_searched_in_the_31_newest_day_files(logs):
     for day in range(1, 32):
         (logs / ("202610%02d" % day)).write_text(OPENED)
     (logs / "20260930").write_text(READ_30)
-    assert mc.last_config_read(str(logs)) is None
+    assert md.last_config_read(str(logs)) is None
     (logs / "20261001").write_text(READ_30)
-    assert mc.logged_value(mc.last_config_read(str(logs)), "Svr", "job_launch_delay") == "30"
+    assert md.logged_value(md.last_config_read(str(logs)), "Svr", "job_launch_delay") == "30"
 
 
 class Calendar(object):
-    """Pins ``mom_config.log_path`` to one day file of ``logs``; :meth:`next_day` moves
+    """Pins ``mom_daemon.log_path`` to one day file of ``logs``; :meth:`next_day` moves
     it to the next one (a watcher created before then still holds the first)."""
 
     def __init__(self, monkeypatch, logs):
@@ -112,7 +114,7 @@ class Calendar(object):
 
     def set_day(self, name):
         path = str(self.logs / name)
-        self.monkeypatch.setattr(mc, "log_path", lambda logs_dir, when=None: path)
+        self.monkeypatch.setattr(md, "log_path", lambda logs_dir, when=None: path)
         return path
 
     def next_day(self):
@@ -130,34 +132,34 @@ def write(path, text, mode="w"):
 
 
 def test_a_log_file_created_after_the_watcher_is_read_from_its_start(logs, calendar):
-    watcher = mc.MomLogWatcher(str(logs))
+    watcher = md.MomLogWatcher(str(logs))
     write(watcher.start_path, READ_30)
     assert watcher.new_text() == READ_30
 
 
 def test_the_watcher_returns_only_what_was_appended_the_same_day(logs, calendar):
-    write(mc.log_path(str(logs)), OPENED)
-    watcher = mc.MomLogWatcher(str(logs))
+    write(md.log_path(str(logs)), OPENED)
+    watcher = md.MomLogWatcher(str(logs))
     write(watcher.start_path, READ_30, "a")
     assert watcher.new_text() == READ_30
 
 
 def test_the_watcher_follows_the_log_into_the_next_day_file(logs, calendar):
-    watcher = mc.MomLogWatcher(str(logs))
+    watcher = md.MomLogWatcher(str(logs))
     write(watcher.start_path, "before midnight\n")
     write(calendar.next_day(), "after midnight\n")
     assert watcher.new_text() == "before midnight\nafter midnight\n"
 
 
 def test_the_tail_is_the_last_lines_with_their_newlines(logs, calendar):
-    watcher = mc.MomLogWatcher(str(logs))
+    watcher = md.MomLogWatcher(str(logs))
     write(watcher.start_path, "one\ntwo\nthree\n")
     assert watcher.tail(2) == "two\nthree\n"
 
 
 def test_the_tail_falls_back_to_the_start_file_before_the_next_day_file_exists(
         logs, calendar):
-    watcher = mc.MomLogWatcher(str(logs))
+    watcher = md.MomLogWatcher(str(logs))
     write(watcher.start_path, "one\ntwo\nthree\n")
     calendar.next_day()
     assert watcher.tail(2) == "two\nthree\n"

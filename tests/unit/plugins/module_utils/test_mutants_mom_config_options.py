@@ -11,7 +11,7 @@ import types
 
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils import mom_config as mc
+from ansible_collections.hpc.pbs.plugins.module_utils import mom_daemon as md
 from ansible_collections.hpc.pbs.plugins.module_utils import mom_config_options as opts
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import (
     MomConfigValueError, normalize_value)
@@ -274,5 +274,5 @@ def test_restart_transmogrify_needs_a_restart_action_with_a_script(actions):
 
 def test_an_option_no_rule_knows_is_not_compared_with_the_log():
     assert opts.expected_log_line("configversion", "2") is None
-    assert mc.running_differences("", {"configversion": "2", "usecp": ["a:/b /c"]},
+    assert md.running_differences("", {"configversion": "2", "usecp": ["a:/b /c"]},
                                   ["configversion", "usecp"]) == []
