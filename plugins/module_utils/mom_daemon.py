@@ -20,6 +20,7 @@ import signal
 import time
 
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import expected_log_line
+from ansible_collections.hpc.pbs.plugins.module_utils.polling import WaitTimeout, wait_until
 
 _LOG_NAME = re.compile(r"[0-9]{8}\Z")
 # How many day files back the last config read of the mom is looked for.
@@ -227,25 +228,81 @@ def reload_mom(pid, watcher, expected, timeout, poll=0.2):
     living mom is ok with a message for a warning.
     """
     os.kill(pid, signal.SIGHUP)
-    deadline = time.time() + timeout
-    while True:
-        text = watcher.new_text()
-        failure = parse_failure(text)
-        if failure:
-            return False, "pbs_mom rejected the config: %s" % failure.strip()
-        if not process_alive(pid):
-            return False, "pbs_mom (pid %d) died after the reload" % pid
-        if expected:
-            if all(value_logged(text, line) for line in expected):
-                return True, None
-        elif any(marker in text for marker in RELOAD_MARKERS):
+    seen = {"text": ""}
+
+    def outcome():
+        seen["text"] = watcher.new_text()
+        return reload_outcome(pid, seen["text"], expected)
+
+    try:
+        return wait_until(outcome, timeout, poll, "pbs_mom (pid %d) to log its reload" % pid)
+    except WaitTimeout:
+        return reload_timed_out(pid, seen["text"], expected, timeout)
+
+
+def reload_outcome(pid, text, expected):
+    """``(ok, message)`` once the mom's log ``text`` since SIGHUP settles the reload (see
+    :func:`reload_mom`), or None while it does not yet."""
+    failure = parse_failure(text)
+    if failure:
+        return False, "pbs_mom rejected the config: %s" % failure.strip()
+    if not process_alive(pid):
+        return False, "pbs_mom (pid %d) died after the reload" % pid
+    if expected:
+        if all(value_logged(text, line) for line in expected):
             return True, None
-        if time.time() >= deadline:
-            break
-        time.sleep(poll)
+    elif any(marker in text for marker in RELOAD_MARKERS):
+        return True, None
+    return None
+
+
+def reload_timed_out(pid, text, expected, timeout):
+    """``(ok, message)`` when the mom logged (``text``) not enough within ``timeout`` s:
+    a failure naming the missing values, or - with nothing expected - a warning."""
     if expected:
         missing = [describe_line(line) for line in expected if not value_logged(text, line)]
         return False, ("pbs_mom (pid %d) did not log %s within %s s after SIGHUP"
                        % (pid, ", ".join(missing), timeout))
     return True, ("pbs_mom (pid %d) is alive but logged nothing within %s s after SIGHUP"
                   % (pid, timeout))
+
+
+def wait_for_exit(pid, seconds, poll=0.1):
+    """Wait at most ``seconds`` for process ``pid`` to end; True when it has (bool)."""
+    try:
+        return wait_until(lambda: True if not process_alive(pid) else None, seconds, poll,
+                          "pbs_mom (pid %d) to exit" % pid)
+    except WaitTimeout:
+        return not process_alive(pid)
+
+
+def restart_mom(run_command, paths, timeout, poll=0.2):
+    """Start ``pbs_mom -p`` (keeps running jobs) and wait at most ``timeout`` seconds for a
+    live pid in mom.lock.
+
+    :param run_command: ``AnsibleModule.run_command`` (or the same signature): runs the
+        argument list with ``environ_update``, returns ``(rc, stdout, stderr)``.
+    :param paths: where PBS is (``pbs_mom``, ``conf_file``, ``mom_lock``), as
+        :func:`pbs_conf.module_pbs_paths` gives them.
+    :returns: ``(ok, text)``: whether the mom runs again, and what happened.
+    """
+    cmd = [paths.pbs_mom, "-p"]
+    if not os.access(paths.pbs_mom, os.X_OK):
+        return False, "pbs_mom could not be started again: %s is not executable" % paths.pbs_mom
+    try:
+        rc, out, err = run_command(cmd, environ_update={"PBS_CONF_FILE": paths.conf_file})
+    except (OSError, IOError) as exc:
+        return False, "%s could not run: %s" % (" ".join(cmd), exc)
+    if rc != 0:
+        return False, "%s exited %s: %s" % (" ".join(cmd), rc, (err or out).strip())
+
+    def live_pid():
+        pid = read_mom_pid(paths.mom_lock)
+        return pid if pid is not None and process_alive(pid) else None
+
+    try:
+        pid = wait_until(live_pid, timeout, poll, "a live pid in %s" % paths.mom_lock)
+    except WaitTimeout:
+        return False, ("%s returned 0 but no live pid appeared in %s within %s s"
+                       % (" ".join(cmd), paths.mom_lock, timeout))
+    return True, "pbs_mom was started again with -p (running jobs kept), pid %d" % pid

@@ -260,7 +260,6 @@ import errno
 import fcntl
 import os
 import tempfile
-import time
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -269,12 +268,13 @@ from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config import (
     current_options, planned_text)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_daemon import (
-    MomLogWatcher, last_config_read, process_alive, read_mom_pid, reload_mom,
-    running_differences)
+    MomLogWatcher, last_config_read, process_alive, read_mom_pid, reload_mom, restart_mom,
+    running_differences, wait_for_exit)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import (
     MomConfigValueError, check_unchecked_names, new_combination_problems, plan)
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
     module_pbs_paths, pbs_conf_argument_spec)
+from ansible_collections.hpc.pbs.plugins.module_utils.polling import WaitTimeout, wait_until
 
 NEW_FILE_MODE = 0o644
 LOCK_NAME = ".hpc_pbs_mom_config.lock"
@@ -351,20 +351,23 @@ def acquire_lock(module, path, timeout):
     except OSError as exc:
         module.fail_json(msg="cannot create the lock file %s: %s. Run the task as root "
                              "(become: true)." % (lock_path, exc))
-    deadline = time.time() + timeout
-    while True:
+
+    def try_lock():
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return fd
         except OSError as exc:
             if exc.errno not in (errno.EAGAIN, errno.EACCES):
                 raise
-        if time.time() >= deadline:
-            os.close(fd)
-            module.fail_json(msg="another run holds %s for more than %s s; nothing was "
-                                 "changed. Try again later or raise lock_timeout."
-                             % (lock_path, timeout))
-        time.sleep(0.1)
+        return None
+
+    try:
+        return wait_until(try_lock, timeout, 0.1, "the lock %s" % lock_path, timeout_text=(
+            "another run holds %s for more than %s s; nothing was changed. Try again later "
+            "or raise lock_timeout." % (lock_path, timeout)))
+    except WaitTimeout as exc:
+        os.close(fd)
+        module.fail_json(msg=str(exc))
 
 
 def alarm_warnings(options, hooks):
@@ -387,36 +390,6 @@ def alarm_warnings(options, hooks):
                     option, value, sums[option], event,
                     ", ".join("%s alarm %s" % (n, a) for n, a in alarms)))
     return sums, warnings
-
-
-def wait_for_exit(pid, seconds):
-    deadline = time.time() + seconds
-    while process_alive(pid) and time.time() < deadline:
-        time.sleep(0.1)
-    return not process_alive(pid)
-
-
-def restart_mom(module, paths, timeout):
-    """Start ``pbs_mom -p`` (keeps running jobs) and wait for a live pid in mom.lock.
-    Returns ``(ok, text)``."""
-    cmd = [paths.pbs_mom, "-p"]
-    if not os.access(paths.pbs_mom, os.X_OK):
-        return False, "pbs_mom could not be started again: %s is not executable" % paths.pbs_mom
-    try:
-        rc, out, err = module.run_command(cmd, environ_update={"PBS_CONF_FILE": paths.conf_file})
-    except (OSError, IOError) as exc:
-        return False, "%s could not run: %s" % (" ".join(cmd), exc)
-    if rc != 0:
-        return False, "%s exited %s: %s" % (" ".join(cmd), rc, (err or out).strip())
-    deadline = time.time() + timeout
-    while True:
-        pid = read_mom_pid(paths.mom_lock)
-        if pid is not None and process_alive(pid):
-            return True, "pbs_mom was started again with -p (running jobs kept), pid %d" % pid
-        if time.time() >= deadline:
-            return False, ("%s returned 0 but no live pid appeared in %s within %s s"
-                           % (" ".join(cmd), paths.mom_lock, timeout))
-        time.sleep(0.2)
 
 
 def main():
@@ -632,7 +605,7 @@ def restore_and_restart(module, params, paths, path, message, before, tail, resu
         actions.append("%s was not changed by this task and was left as it is" % path)
     restarted = False
     if params["recover"]:
-        restarted, text = restart_mom(module, paths, params["reload_timeout"])
+        restarted, text = restart_mom(module.run_command, paths, params["reload_timeout"])
         actions.append(text)
     else:
         actions.append("pbs_mom was not started again (recover=false); start it with "
