@@ -21,7 +21,7 @@ from mockpbs import pbsconf, pbslog, wire
 from mockpbs.mom import config as momconfig
 from mockpbs.mom import vnodedefs
 from mockpbs.mom.hooks import HookStore
-from mockpbs.mom.jobstart import JobStarter
+from mockpbs.mom.jobs import MomJobs
 
 DEFAULT_ALARM = 30   # PP-928 interfaces 3/4: no hook of the event -> 30 seconds
 PBS_MAX_POLL_DOWNTIME = 300   # seconds: $max_poll_downtime when never set (include/job.h)
@@ -75,7 +75,7 @@ class Mom:
         # for pbs_comm's net_restore_handler(): set when the mom starts listening.
         self.net_up_time = None
         self.vnode_definitions = {}         # from mom_priv/config.d ($configversion 2 files)
-        self.jobs = JobStarter(self)
+        self.jobs = MomJobs(self)
         self.servers = []
         self.stopped = threading.Event()
         self.hello_done = threading.Event()
@@ -243,24 +243,24 @@ class Mom:
         if op == "run_job":
             self.log.record(pbslog.PBSEVENT_DEBUG2, pbslog.OBJ_REQ, "",
                             "Type 1 request received from root@%s:%d, sock=0" % (peer, self.server_port))
-            return self.jobs.run_job(message)
+            return self.jobs.primary.run_job(message)
         if op == "delete_job":
             self.log.record(pbslog.PBSEVENT_DEBUG2, pbslog.OBJ_REQ, "",
                             "Type 6 request received from root@%s:%d, sock=0" % (peer, self.server_port))
-            return self.jobs.delete_job(message)
+            return self.jobs.running.delete_job(message)
         return {"ok": False, "code": 15004, "error": "Invalid request"}
 
     def dispatch_im(self, message, peer):
         handlers = {
-            "join_job": self.jobs.sister_join,
-            "exec_prologue": self.jobs.sister_prologue,
-            "update_job": self.jobs.sister_update,
-            "delete_job2": self.jobs.sister_delete2,
-            "delete_job": self.jobs.sister_delete,
-            "poll_job": self.jobs.sister_poll,
-            "spawn_task": self.jobs.sister_spawn,
-            "tm_nodeinfo": self.jobs.tm_nodeinfo,
-            "tm_spawn": self.jobs.tm_spawn,
+            "join_job": self.jobs.sister.join_job,
+            "exec_prologue": self.jobs.sister.exec_prologue,
+            "update_job": self.jobs.sister.update_job,
+            "delete_job2": self.jobs.sister.delete_job2,
+            "delete_job": self.jobs.sister.delete_job,
+            "poll_job": self.jobs.sister.poll_job,
+            "spawn_task": self.jobs.tm.spawn_task,
+            "tm_nodeinfo": self.jobs.tm.nodeinfo,
+            "tm_spawn": self.jobs.tm.spawn,
         }
         handler = handlers.get(message.get("op"))
         if handler is None:
