@@ -28,7 +28,7 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLUSTER_SCRIPT = os.path.join(HERE, "cluster")
 sys.path.insert(0, HERE)
-import cluster_openpbs  # noqa: E402
+from launcher import openpbs as cluster_openpbs  # noqa: E402
 
 BACKENDS = ("mock", "openpbs")
 # Every cluster of the session, whichever backend: they share the loopback addresses, so

@@ -6,20 +6,25 @@ network namespaces of their own (PBS addresses ``198.18.X.N``) and ``/opt/pbs`` 
 OpenPBS build; PBS_HOME only exists once PBS has started.
 """
 import hashlib
-import importlib.machinery
-import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 
 import pytest
+
+from launcher import cgroups, cli, up
+from launcher.common import ClusterError
+from launcher.workdir import Workdir
 
 pytestmark = pytest.mark.integration
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NET = os.environ.get("HPC_PBS_CLUSTER_NET", "127.0.1").rstrip(".") + "."   # as the launcher
 ANSIBLE_INVENTORY = os.path.join(os.path.dirname(sys.executable), "ansible-inventory")
+CLUSTER = os.path.join(HERE, "cluster")
+SYSTEM_PYTHON = "/usr/bin/python3"   # cannot import mockpbs
 
 
 def host_fingerprint():
@@ -156,6 +161,15 @@ def test_exec_as_pbsuser_gets_a_login_environment(cluster):
     assert (home.st_uid, home.st_gid) == (1500, 1500)
 
 
+def test_exec_runs_in_the_users_home_whatever_the_callers_directory(cluster, tmp_path):
+    # The caller's directory exists nowhere in the node; the system python3, as typed.
+    for user, home in (("pbsuser", "/home/pbsuser"), ("root", "/root")):
+        proc = subprocess.run([SYSTEM_PYTHON, CLUSTER, "exec", "mom1", "--user", user,
+                               "--workdir", cluster.workdir, "--", "pwd"], cwd=str(tmp_path),
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
+        assert (proc.returncode, proc.stdout) == (0, home + "\n"), proc.stderr
+
+
 def test_exec_passes_stdin_through_and_returns_the_rc(cluster):
     proc = cluster.exec("mom2", ["sh", "-c", "cat; echo err >&2; exit 7"], input="from stdin\n")
     assert proc.returncode == 7
@@ -263,24 +277,16 @@ def test_up_after_a_crashed_node(cluster):
     assert cluster.ssh("mom1", "hostname").stdout == "mom1\n"
 
 
-def load_launcher():
-    loader = importlib.machinery.SourceFileLoader("cluster_launcher", os.path.join(HERE, "cluster"))
-    launcher = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
-    loader.exec_module(launcher)
-    return launcher
-
-
 def host_cgroup_dirs(cluster):
     """Host paths of this cluster's ``hpcpbs_<id>`` cgroups that exist."""
-    launcher = load_launcher()
-    name = launcher.cluster_cgroup_name(launcher.Workdir(cluster.workdir))
-    return [os.path.join(mount, name) for mount in launcher.cgroup_v1_mounts().values()
+    name = cgroups.cluster_cgroup_name(Workdir(cluster.workdir))
+    return [os.path.join(mount, name) for mount in cgroups.cgroup_v1_mounts().values()
             if os.path.isdir(os.path.join(mount, name))]
 
 
 def cgroups_writable():
     try:
-        mounts = load_launcher().cgroup_v1_mounts()
+        mounts = cgroups.cgroup_v1_mounts()
     except OSError:
         return False
     return all(c in mounts and os.access(mounts[c], os.W_OK) for c in ("cpuset", "memory"))
@@ -290,16 +296,15 @@ def cgroups_writable():
 def test_each_mom_sees_its_own_cgroups_at_the_standard_paths(cluster):
     state = state_of(cluster)
     cpus = state["cgroups"]["cpus"]
-    launcher = load_launcher()
     for mom in ("mom1", "mom2"):
         mounts = cluster.exec(mom, ["cat", "/proc/self/mounts"], check=True).stdout.splitlines()
         for controller in ("cpuset", "memory"):
             top = [l.split() for l in mounts if l.split()[1] == "/sys/fs/cgroup/" + controller][-1]
             assert top[2] == "cgroup" and controller in top[3].split(",")
         seen = cluster.exec(mom, ["cat", "/sys/fs/cgroup/cpuset/cpuset.cpus"], check=True).stdout.strip()
-        assert launcher.parse_cpu_list(seen) == cpus[mom]
+        assert cgroups.parse_cpu_list(seen) == cpus[mom]
         own = cluster.exec(mom, ["cat", "/proc/self/cgroup"], user="pbsuser", check=True).stdout
-        name = launcher.cluster_cgroup_name(launcher.Workdir(cluster.workdir))
+        name = cgroups.cluster_cgroup_name(Workdir(cluster.workdir))
         assert ":cpuset:/%s/%s\n" % (name, mom) in own and ":memory:/%s/%s\n" % (name, mom) in own
         if cluster.backend == "openpbs":  # installed by pbs_mom -s insert at the first start
             with open(os.path.join(cluster.workdir, "nodes", mom, "vnodes.def")) as handle:
@@ -313,21 +318,19 @@ def test_each_mom_sees_its_own_cgroups_at_the_standard_paths(cluster):
 
 
 def test_node_cpu_plan_is_disjoint_when_there_are_enough_cpus():
-    launcher = load_launcher()
-    assert launcher.plan_node_cpus([0, 1, 2, 3, 4], ["a", "b"]) == ({"a": [0, 1], "b": [2, 3]}, False)
-    assert launcher.plan_node_cpus([0, 1], ["a", "b", "c"]) == ({"a": [0, 1], "b": [0, 1], "c": [0, 1]}, True)
-    assert launcher.format_cpu_list(launcher.parse_cpu_list("0-2,5,7-8")) == "0-2,5,7-8"
+    assert cgroups.plan_node_cpus([0, 1, 2, 3, 4], ["a", "b"]) == ({"a": [0, 1], "b": [2, 3]}, False)
+    assert cgroups.plan_node_cpus([0, 1], ["a", "b", "c"]) == ({"a": [0, 1], "b": [0, 1], "c": [0, 1]}, True)
+    assert cgroups.format_cpu_list(cgroups.parse_cpu_list("0-2,5,7-8")) == "0-2,5,7-8"
 
 
 def test_vnode_definition_for_multi_vnode_moms():
-    launcher = load_launcher()
-    text = launcher.vnode_definition("mom1", 3, 2, "1gb")
+    text = cgroups.vnode_definition("mom1", 3, 2, "1gb")
     assert text == ("$configversion 2\nmom1: resources_available.ncpus = 0\nmom1: resources_available.mem = 0\n"
                     "mom1[0]: resources_available.ncpus = 2\nmom1[0]: resources_available.mem = 1gb\n"
                     "mom1[1]: resources_available.ncpus = 1\nmom1[1]: resources_available.mem = 1gb\n")
-    assert launcher.vnode_definition("mom1", None, 0, "1gb") is None
-    with pytest.raises(launcher.ClusterError):
-        launcher.vnode_definition("mom1", 2, 3, "1gb")
+    assert cgroups.vnode_definition("mom1", None, 0, "1gb") is None
+    with pytest.raises(ClusterError):
+        cgroups.vnode_definition("mom1", 2, 3, "1gb")
 
 
 def test_down_leaves_no_process_and_no_mount(cluster, host_before):
@@ -371,10 +374,52 @@ def test_up_refuses_a_python_without_mockpbs(tmp_path):
 
 
 def test_pbsnodes_parser_reads_states_in_pbs_format():
-    loader = importlib.machinery.SourceFileLoader("cluster_launcher", os.path.join(HERE, "cluster"))
-    launcher = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
-    loader.exec_module(launcher)
     # Layout of `pbsnodes -a` in reference/openpbs/i_versions_and_layout.txt.
     text = ("mom1\n     Mom = mom1\n     Port = 15002\n     state = free\n     pcpus = 2\n\n"
             "mom2\n     Mom = mom2\n     state = down,offline\n\n")
-    assert launcher.parse_pbsnodes(text) == {"mom1": "free", "mom2": "down,offline"}
+    assert up.parse_pbsnodes(text) == {"mom1": "free", "mom2": "down,offline"}
+
+
+def copy_of_the_launcher(repo):
+    """The entry point and package in ``repo``/tests/integration (a checkout without venv);
+    returns the entry point's path."""
+    integration = repo / "tests" / "integration"
+    shutil.copytree(os.path.join(HERE, "launcher"), str(integration / "launcher"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(CLUSTER, str(integration / "cluster"))
+    return str(integration / "cluster")
+
+
+def test_entry_point_runs_again_with_the_repository_venv(tmp_path):
+    entry = copy_of_the_launcher(tmp_path / "repo")
+    venv_bin = tmp_path / "repo" / ".venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    marker = tmp_path / "ran-with-the-venv"
+    (venv_bin / "python").write_text('#!/bin/sh\necho "$@" > %s\nexec %s "$@"\n' % (marker, sys.executable))
+    (venv_bin / "python").chmod(0o755)
+    proc = subprocess.run([SYSTEM_PYTHON, entry, "status", "--workdir", str(tmp_path / "none")],
+                          cwd="/", capture_output=True, text=True, check=False)
+    assert marker.read_text() == "%s status --workdir %s\n" % (entry, tmp_path / "none")
+    assert (proc.returncode, proc.stdout) == (1, "no cluster in %s\n" % (tmp_path / "none")), proc.stderr
+
+
+def test_entry_point_without_a_venv_says_to_run_make_venv(tmp_path):
+    entry = copy_of_the_launcher(tmp_path / "repo")
+    proc = subprocess.run([SYSTEM_PYTHON, entry, "up", "--moms", "1", "--workdir", str(tmp_path / "w")],
+                          cwd="/", capture_output=True, text=True, check=False)
+    assert (proc.returncode, proc.stdout) == (1, "")
+    assert proc.stderr.startswith("cluster: %s cannot import mockpbs and %s is not a usable venv: run `make venv` in %s"
+                                  % (SYSTEM_PYTHON, tmp_path / "repo" / ".venv", tmp_path / "repo")), proc.stderr
+    assert not (tmp_path / "w").exists()
+
+
+def test_interpreter_choice_of_the_entry_point():
+    choose = cli.interpreter_action
+    assert choose(["up", "--moms", "2"], True, True, False) == "run"
+    assert choose(["up", "--moms", "2"], False, True, False) == "reexec"
+    assert choose(["up", "--moms", "2"], False, False, False) == "missing"
+    assert choose(["up", "--moms", "2"], False, True, True) == "missing"   # a venv without mockpbs
+    assert choose(["up", "--moms", "2", "--python", "/opt/py"], False, False, False) == "run"
+    assert choose(["up", "--moms", "2", "--python=/opt/py"], False, False, False) == "run"
+    assert choose(["--help"], False, False, False) == "run"
+    assert choose(["_node-init", "--workdir", "w", "--node", "mom1"], False, True, False) == "run"

@@ -26,8 +26,8 @@ import subprocess
 import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
+from .common import REPO
+
 BUILD_SCRIPT = os.path.join(REPO, "tests", "openpbs", "build")
 INTERNAL_PREFIX = "198.18"
 BRIDGE = "br0"
@@ -97,23 +97,6 @@ def setup_network(server, moms):
         _ip(mom["init_pid"], "link", "set", "lo", "up")
         _ip(mom["init_pid"], "addr", "add", mom["pbs_address"] + "/24", "dev", NODE_LINK)
         _ip(mom["init_pid"], "link", "set", NODE_LINK, "up")
-
-
-def pbs_conf(role, server_name):
-    """``/etc/pbs.conf`` of a node, as OpenPBS's installer writes it, final before the first
-    start (a first start that fails leaves PBS_HOME half set up)."""
-    server = role == "server"
-    return "".join("%s=%s\n" % item for item in [
-        ("PBS_SERVER", server_name),
-        ("PBS_START_SERVER", int(server)),
-        ("PBS_START_SCHED", int(server)),
-        ("PBS_START_COMM", int(server)),
-        ("PBS_START_MOM", int(not server)),
-        ("PBS_EXEC", "/opt/pbs"),
-        ("PBS_HOME", "/var/spool/pbs"),
-        ("PBS_CORE_LIMIT", "unlimited"),
-        ("PBS_SCP", "/usr/bin/scp"),
-    ])
 
 
 def _run(argv, env, log_path):
