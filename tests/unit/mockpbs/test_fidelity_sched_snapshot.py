@@ -6,7 +6,7 @@ import types
 
 from mockpbs import testaddr
 from mockpbs.cli import pbsnodes, qmgr, qstat, qsub
-from mockpbs.server import responses, testing
+from mockpbs.server import runloop, testing
 
 
 class RefusingMom(testing.FakeMom):
@@ -41,7 +41,7 @@ def _job_state(jobid):
 
 
 def test_cpu_freed_by_a_requeue_during_a_cycle_serves_the_next_cycle(tmp_path, monkeypatch):
-    monkeypatch.setattr(responses, "threading",
+    monkeypatch.setattr(runloop, "threading",
                         types.SimpleNamespace(Thread=_InlineRunThread, Condition=threading.Condition))
     with testaddr.reserved_addresses(1) as (mom_address,):
         daemon = testing.start_server(tmp_path, monkeypatch, sched_interval=0.2)
