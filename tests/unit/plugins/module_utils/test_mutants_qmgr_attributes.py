@@ -88,4 +88,3 @@ def test_a_bad_node_state_beside_free_is_named_as_the_problem():
     """The unknown state is the error to fix, not the combination with free."""
     problem = value_problem("node", "state", "free,bogus", "=")
     assert problem.startswith("node attribute state: 'bogus' is not accepted;"), problem
-
