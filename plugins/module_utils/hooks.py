@@ -21,7 +21,16 @@ EVENTS = (
 PERIODIC_EVENTS = ("periodic", "exechost_periodic")
 FAIL_ACTIONS = ("none", "offline_vnodes", "clear_vnodes_upon_recovery", "scheduler_restart_cycle")
 HOOK_USERS = ("pbsadmin", "pbsuser")
+# HOOK_SITE_ORDER_MIN / HOOK_SITE_ORDER_MAX (OpenPBS src/include/hook.h): set_hook_order()
+# refuses any other order for a site hook.
 SITE_ORDER_RANGE = (1, 1000)
+# HOOK_PBS_ORDER_MIN / HOOK_PBS_ORDER_MAX: the same for a built-in pbshook.
+PBSHOOK_ORDER_RANGE = (-1000, 2000)
+# set_hook_alarm() (OpenPBS src/lib/Libutil/hook.c): "alarm value '<v>' of a hook must be > 0".
+ALARM_MINIMUM = 1
+# The rules above as the roles name them after the variable ("..._hook_order must be 1-1000").
+SITE_ORDER_RULE = "must be %d-%d" % SITE_ORDER_RANGE
+ALARM_RULE = "must be at least %d second" % ALARM_MINIMUM
 
 # What ``create hook NAME`` gives (transcript b: enabled, site, pbsadmin, alarm 30, order 1).
 NEW_SITE_HOOK = {
@@ -35,7 +44,11 @@ PBSHOOK_MANAGEABLE = ("enabled", "event", "alarm", "order", "fail_action")
 CONTENT_BODY = "application/x-python"
 CONTENT_CONFIG = "application/x-config"
 
-_SITE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+# A hook name (site hook or pbshook), matched whole: qmgr's check_list() wants a letter first;
+# the name becomes the file names NAME.HK/.PY/.CF under server_priv/hooks.
+HOOK_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+# A site hook name may not start with this (reserved for the built-in pbshooks).
+PBSHOOK_PREFIX = "PBS"
 
 
 def bad_event_message(name):
@@ -58,15 +71,26 @@ def sort_events(events):
 def site_hook_name_problem(name):
     """Why ``name`` cannot be a site hook name (str), or None when it can.
 
-    qmgr refuses a leading digit (syntax error) and the ``PBS`` prefix (reserved for
-    pbshooks)."""
-    if name.startswith("PBS"):
+    qmgr's check_list() wants a letter first (a digit or ``_`` is a syntax error there), and
+    the server refuses the ``PBS`` prefix (reserved for pbshooks)."""
+    if name.startswith(PBSHOOK_PREFIX):
         return ("hook name %r starts with PBS, which is reserved for built-in pbshooks; "
                 "use type=pbs for a built-in hook or another name" % name)
-    if not _SITE_NAME.fullmatch(name):
+    if not HOOK_NAME.fullmatch(name):
         return ("hook name %r is not accepted by qmgr: it must start with a letter and "
                 "hold only letters, digits, _ and - (no whitespace or newline)" % name)
     return None
+
+
+def site_order_accepted(order):
+    """Whether ``order`` (int) is an order PBS accepts for a site hook (:data:`SITE_ORDER_RANGE`)."""
+    low, high = SITE_ORDER_RANGE
+    return low <= order <= high
+
+
+def alarm_accepted(alarm):
+    """Whether ``alarm`` (int, seconds) is an alarm PBS accepts for a hook (>= :data:`ALARM_MINIMUM`)."""
+    return alarm >= ALARM_MINIMUM
 
 
 def config_refusal_message(errors):

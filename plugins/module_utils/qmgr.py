@@ -32,6 +32,7 @@ collection knows must also have their type (``qmgr_attributes``).
 import re
 
 from ansible_collections.hpc.pbs.plugins.module_utils import qmgr_attributes
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks import HOOK_NAME
 
 OBJECT_TYPES = ("server", "sched", "queue", "node", "hook", "pbshook")
 
@@ -62,10 +63,8 @@ NAME_RULES = {
               "a letter, then letters, digits, '_' or '-', at most 15 characters"),
     "node": (re.compile(r"[A-Za-z0-9][A-Za-z0-9._\[\]-]*"), 255,
              "a letter or digit, then letters, digits, '.', '_', '-', '[' or ']'"),
-    "hook": (re.compile(r"[A-Za-z][A-Za-z0-9_-]*"), 511,
-             "a letter, then letters, digits, '_' or '-'"),
-    "pbshook": (re.compile(r"[A-Za-z][A-Za-z0-9_-]*"), 511,
-                "a letter, then letters, digits, '_' or '-'"),
+    "hook": (HOOK_NAME, 511, "a letter, then letters, digits, '_' or '-'"),
+    "pbshook": (HOOK_NAME, 511, "a letter, then letters, digits, '_' or '-'"),
 }
 # Attribute names (``attr`` or ``attr.resource``): PBS attribute names are a letter then
 # letters, digits and "_"; resource names verify_resc_name() (attr_resc_func.c) also "-".

@@ -22,7 +22,7 @@ functions (``src/server/svr_func.c``, ``req_manager.c``, ``sched_func.c``), the 
 import re
 
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
-    EVENTS, FAIL_ACTIONS, HOOK_USERS, SITE_ORDER_RANGE)
+    ALARM_MINIMUM, EVENTS, FAIL_ACTIONS, HOOK_USERS, PBSHOOK_ORDER_RANGE, SITE_ORDER_RANGE)
 from ansible_collections.hpc.pbs.plugins.module_utils.qsub_args import (
     QsubArgumentsError, parse_qsub_arguments)
 
@@ -197,7 +197,8 @@ NODE_SHARING = ("default_shared", "default_excl", "default_exclhost", "ignore_ex
 
 def _hook_kinds(order_range):
     return {
-        "enabled": HOOK_BOOL, "debug": HOOK_BOOL, "alarm": SECONDS, "freq": SECONDS,
+        "enabled": HOOK_BOOL, "debug": HOOK_BOOL, "alarm": Integer(ALARM_MINIMUM, unit="seconds"),
+        "freq": SECONDS,
         "order": Integer(order_range[0], order_range[1]),
         "user": Choice(HOOK_USERS), "fail_action": Choice(FAIL_ACTIONS, several=True),
         "event": Choice(EVENTS, several=True, empty=True),
@@ -238,7 +239,7 @@ ATTRIBUTE_KINDS = {
         "poweroff_eligible": BOOL, "Port": Integer(1, 65535),
     },
     "hook": _hook_kinds(SITE_ORDER_RANGE),
-    "pbshook": _hook_kinds((-1000, 2000)),
+    "pbshook": _hook_kinds(PBSHOOK_ORDER_RANGE),
 }
 
 _HOOK_DEFAULTS = {"type": "site", "enabled": "true", "debug": "false", "user": "pbsadmin",

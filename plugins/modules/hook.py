@@ -288,9 +288,9 @@ from ansible_collections.hpc.pbs.plugins.module_utils.hook_preflight import (
 from ansible_collections.hpc.pbs.plugins.module_utils.json_schema import (
     JsonSchemaError, JsonSchemaUnavailable, schema_errors)
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
-    CONTENT_BODY, CONTENT_CONFIG, NEW_SITE_HOOK, PERIODIC_EVENTS, SITE_ORDER_RANGE,
-    bad_event_message, config_refusal_message, hook_file_paths, site_hook_name_problem, sort_events,
-    unknown_events)
+    ALARM_MINIMUM, CONTENT_BODY, CONTENT_CONFIG, NEW_SITE_HOOK, PERIODIC_EVENTS, SITE_ORDER_RANGE,
+    alarm_accepted, bad_event_message, config_refusal_message, hook_file_paths, site_hook_name_problem,
+    site_order_accepted, sort_events, unknown_events)
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
     module_pbs_paths, pbs_conf_argument_spec)
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
@@ -384,13 +384,12 @@ def validate(module, params):
                                  % (name, bad_event_message(",".join(bad))),
                              invalid_events=bad)
     if params["order"] is not None and params["type"] == "site":
-        low, high = SITE_ORDER_RANGE
-        if not low <= params["order"] <= high:
+        if not site_order_accepted(params["order"]):
             module.fail_json(msg="order %s is outside the acceptable range of [%s, %s] for "
-                                 "a site hook" % (params["order"], low, high))
-    if params["alarm"] is not None and params["alarm"] < 1:
-        module.fail_json(msg="alarm must be a whole number of seconds >= 1 (got %s)"
-                         % params["alarm"])
+                                 "a site hook" % ((params["order"],) + SITE_ORDER_RANGE))
+    if params["alarm"] is not None and not alarm_accepted(params["alarm"]):
+        module.fail_json(msg="alarm must be a whole number of seconds >= %d (got %s)"
+                         % (ALARM_MINIMUM, params["alarm"]))
     if params["freq"] is not None and params["freq"] < 1:
         module.fail_json(msg="freq must be a whole number of seconds >= 1 (got %s)"
                          % params["freq"])
