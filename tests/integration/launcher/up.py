@@ -129,8 +129,7 @@ def wait_nodes_free(workdir, moms, timeout):
             mom_log = latest_log(os.path.join(workdir.node(mom), "spool", "pbs", "mom_logs"))
             raise ClusterError(
                 "node %s not free within %ss (state = %s); pbsnodes -a said:\n%s\n"
-                "last lines of %s:\n%s" % (mom, timeout, state, last["output"].strip(),
-                                          mom_log, tail(mom_log)))
+                "last lines of %s:\n%s" % (mom, timeout, state, last["output"].strip(), mom_log, tail(mom_log)))
 
 
 def start_real_nodes(workdir, state, nodes):
