@@ -76,18 +76,23 @@ def hook_name(event):
 
 
 def check_increment(value, where):
-    """Validate one increment (int >= 1, "N" or "N%" with N >= 1); raise ConfigError."""
+    """Validate one increment (int >= 1, "N" or "N%" with N >= 1) and return it; a whole
+    float (``2.0``: JSON, and so the config's schema, does not tell it from ``2``) comes
+    back as that int. Raise ConfigError."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise ConfigError("%s must be an integer >= 1 or a string \"N\" or \"N%%\", not %r" % (where, value))
     if isinstance(value, int):
         if value < 1:
             raise ConfigError("%s must be >= 1, not %d" % (where, value))
-        return
+        return value
     match = INCREMENT_TEXT_RE.match(value)
     if not match:
         raise ConfigError("%s %r is neither a whole number \"N\" nor a percentage \"N%%\"" % (where, value))
     if int(match.group(1)) < 1:
         raise ConfigError("%s %r must be at least 1" % (where, value))
+    return value
 
 
 def check_config(config):
@@ -106,12 +111,14 @@ def check_config(config):
     if isinstance(increment, dict):
         if not increment:
             raise ConfigError("increment map is empty")
+        checked = {}
         for index, value in increment.items():
             if not CHUNK_INDEX_RE.match(str(index)):
                 raise ConfigError("increment map key %r is not a chunk index (0, 1, ...)" % (index,))
-            check_increment(value, "increment[%s]" % index)
+            checked[index] = check_increment(value, "increment[%s]" % index)
+        merged["increment"] = checked
     else:
-        check_increment(increment, "increment")
+        merged["increment"] = check_increment(increment, "increment")
     resource = merged["keep_select_resource"]
     if not isinstance(resource, str) or not RESOURCE_NAME_RE.match(resource):
         raise ConfigError("keep_select_resource %r is not a resource name" % (resource,))
