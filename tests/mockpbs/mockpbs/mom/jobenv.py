@@ -88,9 +88,9 @@ def write_nodefile(pbs_home, job):
 
 def job_environment(job, user, nodefile, cookie=None):
     """Login-like environment of the job program of ``user`` (a passwd entry, see the
-    module docstring); ``nodefile``
-    None leaves ``PBS_NODEFILE`` out (tasks, PP-928 interface 8: an execjob_launch hook
-    tells the job's own start from a task by its presence). A subjob (``array_index``
+    module docstring); ``nodefile`` None leaves ``PBS_NODEFILE`` out (tasks, PP-928
+    interface 8: an execjob_launch hook tells the job's own start from a task by its
+    presence). A subjob (``array_index``
     set) also gets ``PBS_ARRAY_INDEX`` and ``PBS_ARRAY_ID`` (its array's id,
     ``N[].server``); its ``PBS_JOBID`` is the subjob id ``N[i].server``."""
     env = {}
@@ -115,10 +115,10 @@ def job_environment(job, user, nodefile, cookie=None):
 
 
 def job_program(job, user, pbs_home, env=None):
-    """argv of the top program of ``user`` (a passwd entry): ``[PROGRAM, ARGS...]`` for a ``qsub -- PROGRAM ARGS``
-    job (PROGRAM looked up on the job's ``PATH`` from ``env`` when it has no ``/``),
-    else the user's shell running the job script (written to
-    ``mom_priv/jobs/<jobid>.SC``)."""
+    """argv of the top program of ``user`` (a passwd entry): ``[PROGRAM, ARGS...]`` for
+    a ``qsub -- PROGRAM ARGS`` job (PROGRAM looked up on the job's ``PATH`` from ``env``
+    when it has no ``/``), else the user's shell running the job script (written to
+    ``PBS_HOME/mom_priv/jobs/<jobid>.SC`` under ``pbs_home``)."""
     command = executable_argv(job)
     if command is not None:
         return [resolve_program(command[0], env or {})] + command[1:]

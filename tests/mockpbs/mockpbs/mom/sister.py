@@ -20,6 +20,8 @@ class SisterMom:
         self.events = jobs.events
 
     def join_job(self, message):
+        """IM ``join_job`` {job, vnodes, node_index, cookie} (interface 3): run the
+        execjob_begin hooks and keep the job; a reject answers PBSE_HOOKERROR."""
         job, vnodes = message["job"], message.get("vnodes") or {}
         jobid = job["id"]
         self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "JOIN_JOB as node %s" % message.get("node_index", 1))
@@ -34,6 +36,7 @@ class SisterMom:
         return {"ok": True}
 
     def exec_prologue(self, message):
+        """IM ``exec_prologue`` {jobid} (interface 4): run the execjob_prologue hooks."""
         record = self.jobs.get(message["jobid"])
         if record is None:
             return {"ok": False, "code": 15001, "error": "Unknown Job Id %s" % message["jobid"]}
@@ -76,6 +79,7 @@ class SisterMom:
         return {"ok": True}
 
     def delete_job2(self, message):
+        """IM ``delete_job2`` {jobid}: released by ``release_nodes()`` (interface 8)."""
         jobid = message["jobid"]
         self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "DELETE_JOB2 received")
         self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "kill_job")
@@ -85,6 +89,7 @@ class SisterMom:
         return {"ok": True}
 
     def delete_job(self, message):
+        """IM ``delete_job`` {jobid}: the job is over or requeued; its execjob_end hooks run."""
         jobid = message["jobid"]
         self.mom.log.job(pbslog.PBSEVENT_JOB, jobid, "DELETE_JOB received")
         record = self.jobs.pop(jobid)
