@@ -96,6 +96,6 @@ def test_schema_and_hook_agree_on_configs(tmp_path, config, valid):
 
 
 def test_a_whole_float_increment_pads_as_its_integer(tmp_path):
-    as_float, _ = queuejob(tmp_path, {"increment": 2.0, "queues": []})
-    as_int, _ = queuejob(tmp_path, {"increment": 2, "queues": []})
+    as_float = queuejob(tmp_path, {"increment": 2.0, "queues": []})[0]
+    as_int = queuejob(tmp_path, {"increment": 2, "queues": []})[0]
     assert as_float["job"]["Resource_List"]["select"] == as_int["job"]["Resource_List"]["select"] == "1:ncpus=1+3:ncpus=1"
