@@ -54,7 +54,7 @@ def run_hook(hook, event, context, pbs_home, log=None):
     is a run that real pbs_python would end with a segfault: the job ``release_nodes()``
     returned was freed before the hook ended. Its log records are kept (pbs_python writes
     them as the hook runs); the daemon must skip the hook (see
-    :meth:`mockpbs.mom.jobstart.JobStarter.run_event`). Never raises for a failing hook.
+    :meth:`mockpbs.mom.jobevents.JobEvents.run_event`). Never raises for a failing hook.
 
     The child Python runs without the ``site`` module (``-S``), as pbs_python starts its
     interpreter with ``PyConfig.site_import = 0``: site-packages (pip's and the OS
