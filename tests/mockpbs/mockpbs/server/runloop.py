@@ -50,6 +50,28 @@ def runnable(ctx):
     return sorted(out, key=lambda j: (int(j.get("queue_rank", "0")), int(j.get("array_index", "0"))))
 
 
+def _next_job(ctx, considered, view):
+    """``(job, (exec_vnode, exec_host))``: the first runnable job not yet in
+    ``considered`` (a set of ids, updated) that fits on ``view`` (the cycle's vnodes);
+    ``(None, None)`` when none is left. A job that does not fit is logged."""
+    for candidate in runnable(ctx):
+        if candidate["id"] in considered:
+            continue
+        considered.add(candidate["id"])
+        try:
+            placed = scheduler.place_job(candidate["schedselect"],
+                                         candidate["Resource_List"].get("place"), view,
+                                         nodes.job_slots_in_use(ctx, candidate["id"]))
+        except selectspec.SelectSpecError:
+            placed = None
+        if placed is None:
+            ctx.sched_log.job(pbslog.PBSEVENT_DEBUG2, candidate["id"],
+                              "Insufficient amount of resource: ncpus")
+            continue
+        return candidate, placed
+    return None, None
+
+
 def schedule_cycle(ctx):
     """One scheduling cycle; returns the ids of the jobs the moms accepted (with
     ``none``/``runjob_hook``: the jobs sent). Jobs are taken one at a time in queue
@@ -72,23 +94,7 @@ def schedule_cycle(ctx):
     started = []
     while True:
         with ctx.lock:
-            job = placed = None
-            for candidate in runnable(ctx):
-                if candidate["id"] in considered:
-                    continue
-                considered.add(candidate["id"])
-                try:
-                    placed = scheduler.place_job(candidate["schedselect"],
-                                                 candidate["Resource_List"].get("place"), view,
-                                                 nodes.job_slots_in_use(ctx, candidate["id"]))
-                except selectspec.SelectSpecError:
-                    placed = None
-                if placed is None:
-                    ctx.sched_log.job(pbslog.PBSEVENT_DEBUG2, candidate["id"],
-                                      "Insufficient amount of resource: ncpus")
-                    continue
-                job = candidate
-                break
+            job, placed = _next_job(ctx, considered, view)
             if job is None:
                 break
             jobid = job["id"]
