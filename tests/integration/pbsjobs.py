@@ -10,10 +10,10 @@ import os
 import re
 import shlex
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import rjs_demo  # noqa: E402  (parse_qstat_f, record_fields, wait_for are shared)
+import polling  # noqa: E402  (wait_for, WaitTimeout)
+import rjs_demo  # noqa: E402  (parse_qstat_f, record_fields are shared)
 
 SERVER = "pbs-server"
 JOB_USER = "pbsuser"
@@ -24,21 +24,8 @@ parse_qstat_f = rjs_demo.parse_qstat_f
 record_fields = rjs_demo.record_fields
 
 
-class WaitTimeout(AssertionError):
-    """A cluster condition did not come true in time."""
-
-
-def wait_for(predicate, timeout, what, interval=0.3):
-    """Poll ``predicate()`` until it returns a true value (returned) or ``timeout``
-    seconds pass (raises WaitTimeout naming ``what``)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise WaitTimeout("timed out after %ss waiting for %s" % (timeout, what))
-        time.sleep(interval)
+WaitTimeout = polling.WaitTimeout
+wait_for = polling.wait_for
 
 
 def run(cluster, node, argv, user=None, input=None, check=True):
@@ -248,6 +235,30 @@ def accounting(cluster, jobid):
 
 def record_types(cluster, jobid):
     return [t for t, _unused in accounting(cluster, jobid)]
+
+
+def running_pruned(cluster, jobid, substate=None):
+    """``qstat -f`` of ``jobid`` once it runs on the exec_host of its last pruning (``s``
+    accounting record), else None; with ``substate`` (e.g. ``"42"``), only in that substate.
+
+    The accounting is read before qstat: the server applies the pruned exec_host and
+    exec_vnode, then writes the ``s`` record, so a qstat taken after the record shows them
+    (taken before it, it can show the padded job beside a fresh record). A run requeued
+    after its pruning starts again padded; it counts only once pruned again."""
+    pruned = [line for kind, line in accounting(cluster, jobid) if kind == "s"]
+    if not pruned:
+        return None
+    attrs = qstat_f(cluster, jobid)
+    if (attrs.get("job_state") != "R" or (substate is not None and attrs.get("substate") != substate)
+            or attrs.get("exec_host") != record_fields(pruned[-1]).get("exec_host")):
+        return None
+    return attrs
+
+
+def wait_running_pruned(cluster, jobid, timeout=90, substate=None):
+    """:func:`running_pruned`, polled until true; returns the job's ``qstat -f`` attrs."""
+    return wait_for(lambda: running_pruned(cluster, jobid, substate), timeout,
+                    "job %s running pruned (s record)" % jobid)
 
 
 def hosts_of(exec_host):

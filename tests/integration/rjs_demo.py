@@ -10,7 +10,9 @@ import os
 import re
 import subprocess
 import sys
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import polling  # noqa: E402  pylint: disable=wrong-import-position
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CLUSTER = os.path.join(REPO, "tests", "integration", "cluster")
@@ -110,13 +112,11 @@ def record_fields(line):
 
 
 def wait_for(predicate, timeout, what, interval=0.5):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise DemoError("timed out after %ds waiting for %s" % (timeout, what))
+    """:func:`polling.wait_for`, whose timeout is the demo's own failure (DemoError)."""
+    try:
+        return polling.wait_for(predicate, timeout, what, interval)
+    except polling.WaitTimeout as exc:
+        raise DemoError(str(exc)) from None
 
 
 def submit_and_collect(cluster, moms=5):

@@ -381,11 +381,13 @@ def test_pbsnodes_parser_reads_states_in_pbs_format():
 
 
 def copy_of_the_launcher(repo):
-    """The entry point and package in ``repo``/tests/integration (a checkout without venv);
-    returns the entry point's path."""
+    """The entry point, its package and the poll loop it shares with the tests
+    (``polling.py``) in ``repo``/tests/integration (a checkout without venv); returns the
+    entry point's path."""
     integration = repo / "tests" / "integration"
     shutil.copytree(os.path.join(HERE, "launcher"), str(integration / "launcher"),
                     ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy2(os.path.join(HERE, "polling.py"), str(integration / "polling.py"))
     shutil.copy2(CLUSTER, str(integration / "cluster"))
     return str(integration / "cluster")
 

@@ -13,11 +13,11 @@ system hold (``qhold -h s``) is listed with its cause, ``other``, and left held.
 import os
 import re
 import sys
-import time
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import polling  # noqa: E402
 from test_site_sched import ansible_env, run_playbook  # noqa: E402  (shared helpers)
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster_moms(2)]
@@ -59,16 +59,8 @@ def qstat_full(cluster):
 
 
 def wait_until(predicate, timeout, what, explain=None):
-    """The first true value of ``predicate()``, polled every second; AssertionError after
-    ``timeout`` seconds, with the text of ``explain()`` when given."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(1)
-    raise AssertionError("timed out after %ss waiting for %s%s" % (
-        timeout, what, "\n" + explain() if explain else ""))
+    """:func:`polling.wait_for`, polling every second."""
+    return polling.wait_for(predicate, timeout, what, interval=1, explain=explain)
 
 
 def job_history(cluster, jobids):

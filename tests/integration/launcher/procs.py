@@ -6,6 +6,8 @@ import signal
 import subprocess
 import time
 
+import polling
+
 
 def proc_state(pid):
     """Return the one-letter state of host process ``pid`` (``R``, ``S``, ``T``, ``Z``...),
@@ -101,13 +103,9 @@ def host_pid_of(init_pid, ns_pid):
 
 
 def wait_until(predicate, timeout, interval=0.1):
-    """Poll ``predicate`` until it returns a true value or ``timeout`` seconds pass."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = predicate()
-        if result or time.monotonic() >= deadline:
-            return result
-        time.sleep(interval)
+    """Poll ``predicate`` until it returns a true value or ``timeout`` seconds pass; that
+    value or the last false one (:func:`polling.poll`)."""
+    return polling.poll(predicate, timeout, interval)
 
 
 def host_mounts_under(path):
