@@ -18,6 +18,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pbsjobs  # noqa: E402
 import rjs_demo  # noqa: E402
 
 SERVER = "pbs-server"
@@ -102,19 +103,10 @@ def qstat(cluster, jobid):
     return rjs_demo.parse_qstat_f(proc.stdout) if proc.returncode == 0 else None
 
 
-def running_pruned(cluster, jobid, run_count=None):
-    attrs = qstat(cluster, jobid) or {}
-    if run_count is not None and attrs.get("run_count") != str(run_count):
-        return None
-    return attrs if attrs.get("job_state") == "R" and current_run_pruned(accounting_types(cluster, jobid)) else None
-
-
-def current_run_pruned(types):
-    """True when the job's last start (``S``) has been followed by its pruning (``s``). An
-    ``s`` of an earlier run does not count: a run requeued after its pruning (seen on real
-    PBS under load) starts again with the padded exec_host until the hook prunes it."""
-    starts = [t for t in types if t in ("S", "s")]
-    return bool(starts) and starts[-1] == "s"
+def running_pruned(cluster, jobid):
+    """``qstat -f`` of ``jobid`` once it runs on the exec_host of its last pruning, else None
+    (:func:`pbsjobs.running_pruned`)."""
+    return pbsjobs.running_pruned(cluster, jobid)
 
 
 def job_cgroup(cluster, mom, jobid):

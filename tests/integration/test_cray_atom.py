@@ -21,6 +21,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pbsjobs  # noqa: E402  (running_pruned)
 import rjs_demo  # noqa: E402  (run_playbook, parse_qstat_f, wait_for)
 
 pytestmark = pytest.mark.integration
@@ -87,11 +88,9 @@ def gone(cluster, jobid):
 
 
 def running_pruned(cluster, jobid):
-    """qstat -f of ``jobid`` once it runs and its ``s`` accounting record exists, else None."""
-    attrs = qstat(cluster, jobid) or {}
-    text = cluster.exec(SERVER, ["sh", "-c", "cat /var/spool/pbs/server_priv/accounting/*"]).stdout
-    pruned = any(l.split(";")[1:3] == ["s", jobid] for l in text.splitlines() if l.count(";") >= 3)
-    return attrs if attrs.get("job_state") == "R" and pruned else None
+    """``qstat -f`` of ``jobid`` once it runs on the exec_host of its last pruning, else None
+    (:func:`pbsjobs.running_pruned`)."""
+    return pbsjobs.running_pruned(cluster, jobid)
 
 
 def node(cluster, name):

@@ -61,8 +61,7 @@ def wait_started(cluster, jobid):
 
 
 def wait_running_pruned(cluster, jobid):
-    return pbsjobs.wait_job(cluster, jobid, lambda a: a.get("substate") == "42"
-                            and "s" in pbsjobs.record_types(cluster, jobid), 60, "running pruned")
+    return pbsjobs.wait_running_pruned(cluster, jobid, timeout=60, substate="42")
 
 
 def assert_finishes(cluster, jobid):
