@@ -69,9 +69,7 @@ def walkthrough(pbs_cluster):
                          interval=0.1)
         evidence["before"] = pbsjobs.qstat_f(cluster, jobid)
         cluster.stop_mom(STOPPED)
-        evidence["after"] = pbsjobs.wait_job(
-            cluster, jobid, lambda a: a.get("substate") == "42" and "s" in pbsjobs.record_types(cluster, jobid),
-            60, "running pruned")
+        evidence["after"] = pbsjobs.wait_running_pruned(cluster, jobid, timeout=60, substate="42")
         evidence["pbsnodes"] = {n: pbsjobs.pbsnodes(cluster, n) for n in (FROZEN, STOPPED)}
         evidence["output"] = pbsjobs.wait_output(cluster, jobid, "WALKTHROUGH-DONE", 60)
         pbsjobs.wait_for(lambda: "E" in pbsjobs.record_types(cluster, jobid), 30, "the E record of %s" % jobid)
