@@ -9,8 +9,13 @@ Layout (state kept apart from protocol, as moto does):
 - ``pbslog``         daemon log and accounting record formats
 - ``pbsconf``        ``/etc/pbs.conf`` discovery (``PBS_CONF_FILE``)
 - ``wire``           the JSON-lines TCP protocol between clients, server and moms
-- ``server``         server models (state), responses (protocol), qmgr language, scheduler
-- ``mom``            mom config parsing, daemon, tolerant job start
+- ``server``         the server: ``models`` (state), one module per concern over one
+                     ``context.ServerContext`` (jobs, nodes, holds, arrays, hooks, qmgr,
+                     the job life cycle, the run loop), ``errors``, and ``responses``
+                     (the operation -> handler table), qmgr language, scheduler
+- ``mom``            the mom: config parsing, daemon, the mother superior's job start
+                     (``primary``), the sister side (``sister``), the task manager
+                     (``tm``), the job's environment (``jobenv``)
 - ``cli``            qmgr, qsub, qstat, pbsnodes, ... clients
 """
 

@@ -989,7 +989,7 @@ def _outcome():
         result["delete"] = bool(job._delete) and with_actions
     # Per list as well: pbs_mom reports vnode_list changes and vnode_list_fail changes to
     # the server in separate requests, which the server treats differently (see
-    # mockpbs.server.responses.op_mom_node_update).
+    # mockpbs.server.nodes.op_mom_node_update).
     result["vnodes_by_list"] = {}
     for table in ("vnode_list", "vnode_list_fail"):
         for name, vnode in (params.get(table) or {}).items():
