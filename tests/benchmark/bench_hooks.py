@@ -71,6 +71,8 @@ from mockpbs import atom
 from mockpbs.atom.service import AtomService
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "openpbs"))
+import pbs_python as real_pbs_python  # noqa: E402  pylint: disable=wrong-import-position
 HOOKS = REPO / "files" / "hooks"
 INPUTS = REPO / "tests" / "unit" / "hooks" / "pbs_python_inputs"
 RUN_TIMEOUT = 120  # seconds one pbs_python run may take before it counts as failed
@@ -135,15 +137,7 @@ class PbsPython:
     def __init__(self, pbs_exec, workdir):
         self.pbs_exec = Path(pbs_exec)
         self.workdir = Path(workdir)
-        home = self.workdir / "pbs_home"
-        home.mkdir(parents=True, exist_ok=True)
-        conf = self.workdir / "pbs.conf"
-        # PBS_SERVER must resolve: pbs_python exits 255 without a word otherwise.
-        conf.write_text("PBS_EXEC=%s\nPBS_HOME=%s\nPBS_SERVER=localhost\nPBS_START_SERVER=0\n"
-                        "PBS_START_MOM=0\nPBS_START_SCHED=0\nPBS_START_COMM=0\n" % (self.pbs_exec, home))
-        self.base_env = {k: v for k, v in os.environ.items()
-                         if k not in ("PYTHONPATH", "PYTHONHOME", "PBS_HOOK_CONFIG_FILE")}
-        self.base_env.update(PBS_CONF_FILE=str(conf), LD_LIBRARY_PATH=str(self.pbs_exec / "lib"))
+        self.base_env = real_pbs_python.hook_environment(self.pbs_exec, self.workdir)
 
     def write(self, name, text):
         """Write ``text`` to ``workdir/name``; return the path."""
@@ -162,8 +156,7 @@ class PbsPython:
         env = dict(self.base_env, **(extra_env or {}))
         if config_path is not None:
             env["PBS_HOOK_CONFIG_FILE"] = str(config_path)
-        command = [str(self.pbs_exec / "bin" / "pbs_python"), "--hook", "-i", str(input_path), "-o", str(out_path),
-                   "-l", str(log_path), str(hook_path)]
+        command = real_pbs_python.hook_command(self.pbs_exec, hook_path, input_path, out_path, log_path)
         cpu_before = children_cpu_seconds()
         started = time.perf_counter()
         process = subprocess.run(command, env=env, cwd=str(self.workdir), capture_output=True, text=True,
@@ -369,13 +362,6 @@ def markdown_table(cases):
     return "\n".join(lines)
 
 
-def install_root():
-    """The OpenPBS install root R (``tests/openpbs/build --where``), or None without a build."""
-    where = subprocess.run([str(REPO / "tests" / "openpbs" / "build"), "--where"], capture_output=True, text=True,
-                           check=False)
-    return Path(where.stdout.strip()) if where.returncode == 0 and where.stdout.strip() else None
-
-
 def positive_int(text):
     """argparse type: an int >= 1."""
     value = int(text)
@@ -397,7 +383,7 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(argv)
-    root = install_root()
+    root = real_pbs_python.install_root()
     if root is None:
         sys.stderr.write("bench_hooks: no OpenPBS build (tests/openpbs/build --where failed)\n")
         return 2

@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -26,6 +27,9 @@ import pytest
 
 from mockpbs import harness
 from mockpbs.atom.service import AtomService
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "openpbs"))
+import pbs_python as real_pbs_python  # noqa: E402  pylint: disable=wrong-import-position
 
 pytestmark = pytest.mark.real_pbs
 
@@ -38,12 +42,10 @@ SITE = "1:ncpus=1+1:ncpus=1"
 
 
 def _install_root():
-    where = subprocess.run([str(REPO / "tests" / "openpbs" / "build"), "--where"],
-                           capture_output=True, text=True, check=False)
-    if where.returncode != 0:
-        pytest.skip("no real OpenPBS build (tests/openpbs/build --where exited %d)" % where.returncode,
-                    allow_module_level=True)
-    return Path(where.stdout.strip())
+    root = real_pbs_python.install_root()
+    if root is None:
+        pytest.skip("no real OpenPBS build (tests/openpbs/build --where found none)", allow_module_level=True)
+    return root
 
 
 ROOT = _install_root()
@@ -84,13 +86,8 @@ class RealRun:
 @pytest.fixture
 def pbs_python(tmp_path):
     """``pbs_python(hook_source, input_text, config=None) -> RealRun``: one ``pbs_python
-    --hook`` run in ``tmp_path`` (its pbs.conf, PBS_HOME, input, output, log and config).
-    PBS_SERVER must be a name that resolves: pbs_python exits 255 without a word otherwise."""
-    home = tmp_path / "pbs_home"
-    home.mkdir()
-    conf = tmp_path / "pbs.conf"
-    conf.write_text("PBS_EXEC=%s\nPBS_HOME=%s\nPBS_SERVER=localhost\nPBS_START_SERVER=0\n"
-                    "PBS_START_MOM=0\nPBS_START_SCHED=0\nPBS_START_COMM=0\n" % (PBS_EXEC, home))
+    --hook`` run in ``tmp_path`` (its pbs.conf, PBS_HOME, input, output, log and config)."""
+    base_env = real_pbs_python.hook_environment(PBS_EXEC, tmp_path)
     runs = []
 
     def run(hook_source, input_text, config=None):
@@ -98,14 +95,12 @@ def pbs_python(tmp_path):
         paths = {ext: tmp_path / ("run%d.%s" % (number, ext)) for ext in ("PY", "in", "out", "log", "CF")}
         paths["PY"].write_text(hook_source)
         paths["in"].write_text(input_text)
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PBS_HOOK_CONFIG_FILE")}
-        env.update(PBS_CONF_FILE=str(conf), LD_LIBRARY_PATH=str(PBS_EXEC / "lib"))
+        env = dict(base_env)
         if config is not None:
             paths["CF"].write_text(config if isinstance(config, str) else json.dumps(config))
             env["PBS_HOOK_CONFIG_FILE"] = str(paths["CF"])
         process = subprocess.run(
-            [str(PBS_EXEC / "bin" / "pbs_python"), "--hook", "-i", str(paths["in"]), "-o", str(paths["out"]),
-             "-l", str(paths["log"]), str(paths["PY"])],
+            real_pbs_python.hook_command(PBS_EXEC, paths["PY"], paths["in"], paths["out"], paths["log"]),
             env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=120, check=False)
         result = RealRun(process.returncode,
                          paths["out"].read_text() if paths["out"].exists() else "",
