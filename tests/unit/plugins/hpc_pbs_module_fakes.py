@@ -24,7 +24,10 @@ from ansible.module_utils.testing import patch_module_args
 
 # The mock PBS's hook event names (the order of qmgr's bad-event error) and the order
 # qmgr lists a hook's events in: one definition for the mock and this fake.
-from mockpbs.hookdefs import BAD_EVENT_MESSAGE, EVENTS, LIST_ORDER
+from mockpbs.hookdefs import BAD_EVENT_MESSAGE, EVENTS, FAIL_ACTIONS, LIST_ORDER
+
+# OpenPBS hook.h: the events that allow user=pbsuser.
+USER_MOM_EVENTS = frozenset(("execjob_prologue", "execjob_epilogue", "execjob_preterm"))
 
 HOOK_ATTRS = ("type", "enabled", "event", "user", "alarm", "freq", "order", "debug", "fail_action")
 NEW_HOOK = {"type": "site", "enabled": "true", "event": "", "user": "pbsadmin",
@@ -383,10 +386,29 @@ class FakeQmgr(object):
                                    "must contain at least'exechost_periodic' or 'periodic'")
         if attr == "type":
             raise hook_error(name, "not allowed to set hook to 'pbs' type")
+        if attr == "user":
+            self.check_hook_user(name, attrs.get("event", "").split(","), value)
+        if attr == "fail_action":
+            # hook_fail_action_as_string lists the actions in this order, whatever the order set
+            value = ",".join(a for a in FAIL_ACTIONS if a in value.split(",")) or value
         attrs[attr] = value
         ordered = dict((a, attrs[a]) for a in HOOK_ATTRS if a in attrs)
         attrs.clear()
         attrs.update(ordered)
+
+    @staticmethod
+    def check_hook_user(name, events, value):
+        """set_hook_user (src/lib/Libutil/hook.c): pbsadmin always; pbsuser only for a hook
+        whose events include one of USER_MOM_EVENTS and that is not a server periodic hook."""
+        if value == "pbsadmin":
+            return
+        if "periodic" in events:
+            raise hook_error(name, "user value of a server periodic hook must be pbsadmin")
+        if value != "pbsuser":
+            raise hook_error(name, "user value of a hook must be pbsadmin,pbsuser")
+        if not set(events) & USER_MOM_EVENTS:
+            raise hook_error(name, "Can't set hook user value to 'pbsuser': hook event must contain at least %s"
+                             % ",".join(e for e in LIST_ORDER if e in USER_MOM_EVENTS))
 
     def do_import(self, words):
         kind, name, content_type, encoding, path = words[1:6]
