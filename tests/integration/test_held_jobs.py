@@ -66,8 +66,7 @@ def wait_until(predicate, timeout, what, explain=None):
 def job_history(cluster, jobids):
     """State, run_count and comment of each job and its subjobs, and the server's log
     lines about them: what a timed-out wait shows."""
-    lines = ["%s: %s run_count=%s comment=%s" % (i, a.get("job_state"), a.get("run_count"),
-                                                a.get("comment"))
+    lines = ["%s: %s run_count=%s comment=%s" % (i, a.get("job_state"), a.get("run_count"), a.get("comment"))
              for i, a in qstat_full(cluster).items()
              if i in jobids or a.get("array_id") in jobids]
     logs = cluster.exec(SERVER, ["sh", "-c", "cat /var/spool/pbs/server_logs/*"]).stdout
