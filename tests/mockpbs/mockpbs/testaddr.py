@@ -23,8 +23,8 @@ import threading
 
 from mockpbs import wire
 
-# The lock name mockpbs/mom/inprocess.py used first: both spellings of the reservation
-# must exclude each other while both exist.
+# The lock name the in-process mom helpers (mockpbs/testing/mom.py) used first: both
+# spellings of the reservation must exclude each other while both exist.
 LOCK_PREFIX = "\0mockpbs-inprocess-"
 # The ports a reserved address must have free (server, mom service, inter-mom).
 PBS_PORTS = (wire.SERVER_PORT, wire.MOM_PORT, wire.IM_PORT)

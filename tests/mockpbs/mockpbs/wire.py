@@ -5,6 +5,7 @@ Replies are ``{"ok": true, ...}`` or ``{"ok": false, "code": <PBS error number>,
 "error": <PBS error text>, ...}``. See ``tests/mockpbs/PROTOCOL.md`` for the operations.
 
 Ports (as PBS): server 15001, mom service 15002, mom inter-mom (IM) 15003.
+:func:`resolve_address` gives the address the daemons of a host name listen on.
 """
 import json
 import socket
@@ -43,6 +44,19 @@ def request(host, port, message, timeout=30.0):
         return json.loads(raw.decode())
     except ValueError as exc:
         raise WireError("%s:%s: bad reply %r" % (host, port, raw[:200])) from exc
+
+
+def resolve_address(host):
+    """The IPv4 address ``host`` resolves to, where the daemons of a host listen and clients
+    connect: the host name's address as a fallback, else ``127.0.0.1``."""
+    for name in (host, socket.gethostname()):
+        if not name:
+            continue
+        try:
+            return socket.gethostbyname(name)
+        except OSError:
+            continue
+    return "127.0.0.1"
 
 
 class _Handler(socketserver.StreamRequestHandler):

@@ -1,14 +1,14 @@
 """Shared fixtures of the mock's unit tests."""
 import pytest
 
-from mockpbs.mom.inprocess import MomCluster
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
+from mockpbs.testing.mom import MomCluster
 
 
 @pytest.fixture
 def mom_cluster(tmp_path):
     """``mom_cluster(names=("moma", "momb", "momc"), frozen=()) -> MomCluster`` (not yet
-    started, see :mod:`mockpbs.mom.inprocess`) with its moms' homes and the jobs' working
+    started, see :mod:`mockpbs.testing.mom`) with its moms' homes and the jobs' working
     directory in ``tmp_path``; every cluster made is closed (its jobs released, its
     addresses given back) at the end of the test."""
     made = []
@@ -25,7 +25,7 @@ def mom_cluster(tmp_path):
 
 @pytest.fixture
 def server(tmp_path, monkeypatch):
-    """An in-process mock server (:func:`mockpbs.server.testing.start_server`) with its
+    """An in-process mock server (:func:`mockpbs.testing.server.start_server`) with its
     PBS_HOME in ``tmp_path``, stopped at the end of the test. A module may define its own."""
     daemon = testing.start_server(tmp_path, monkeypatch)
     yield daemon

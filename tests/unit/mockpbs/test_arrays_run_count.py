@@ -10,7 +10,7 @@ import pytest
 
 from mockpbs import testaddr
 from mockpbs.cli import common, qdel, qhold, qmgr, qrls, qstat, qsub
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from mockpbs.cli import qalter, qdel, qhold, qrls, qstat, qsub
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from mockpbs.cli import pbsnodes
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
 
 ASSIGNED_ZERO = [("resources_assigned.accelerator_memory", "0kb"), ("resources_assigned.hbmem", "0kb"),
                  ("resources_assigned.mem", "0kb"), ("resources_assigned.naccelerators", "0")]

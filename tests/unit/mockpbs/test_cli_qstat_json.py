@@ -15,7 +15,7 @@ import json
 import pytest
 
 from mockpbs.cli import qstat, qsub
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
 
 # Values whose JSON form depends on cJSON's parser and printer, not on Python's json.
 TRICKY_VALUES = [

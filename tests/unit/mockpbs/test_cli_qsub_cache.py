@@ -11,7 +11,7 @@ import pytest
 
 from mockpbs import testaddr
 from mockpbs.cli import common, qmgr, qsub, qsub_cache, qstat
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
 
 IDLE_SECONDS = 3
 PBSUSER = {"user": "pbsuser", "group": "pbsuser", "host": "vm"}

@@ -4,7 +4,7 @@ script", with ", hook '<name>' contents not overwritten" when the hook had a bod
 import pytest
 
 from mockpbs.cli import qmgr
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
 
 GOOD_BODY = "import pbs\npbs.event().accept()\n"
 BAD_BODY = "import pbs\ndef broken(:\n"

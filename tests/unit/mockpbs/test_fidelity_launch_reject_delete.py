@@ -9,7 +9,7 @@ import pytest
 
 from mockpbs import testaddr
 from mockpbs.cli import pbsnodes, qmgr, qstat, qsub
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
 
 REJECT_WITHOUT_RERUN = '''import pbs
 pbs.event().reject("no launch")

@@ -6,7 +6,8 @@ import types
 
 from mockpbs import testaddr
 from mockpbs.cli import pbsnodes, qmgr, qstat, qsub
-from mockpbs.server import runloop, testing
+from mockpbs.server import runloop
+from mockpbs.testing import server as testing
 
 
 class RefusingMom(testing.FakeMom):

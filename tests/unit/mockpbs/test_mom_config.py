@@ -13,7 +13,7 @@ import pytest
 from mockpbs import wire
 from mockpbs.mom import config as momconfig
 from mockpbs.mom.daemon import Mom
-from mockpbs.mom.inprocess import release_address, reserve_address
+from mockpbs.testaddr import release_address, reserve_address
 
 
 def log_lines(home):

@@ -10,7 +10,7 @@
 import os
 
 import mockpbs.pbs as pbsmod
-from mockpbs.mom.inprocess import PRUNING_LAUNCH_HOOK
+from mockpbs.testing.mom import PRUNING_LAUNCH_HOOK
 
 REJECT_ON_MOMB = '''import pbs
 if pbs.get_local_nodename() == "momb":

@@ -1,7 +1,7 @@
 """Mock pbs_mom: tolerant job start over three in-process moms (PP-928 interfaces 1, 3, 4, 5, 8).
 
 Mom ``moma`` is the primary; ``momb`` and ``momc`` are sisters (fixture ``mom_cluster``,
-:mod:`mockpbs.mom.inprocess`). A recording server keeps what the moms report. A "frozen"
+:mod:`mockpbs.testing.mom`). A recording server keeps what the moms report. A "frozen"
 sister is a socket that listens on the sister's IM port and never answers, as a
 SIGSTOPped mom does.
 """

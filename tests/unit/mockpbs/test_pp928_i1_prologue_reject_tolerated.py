@@ -11,7 +11,7 @@ hook, and a ``release_nodes()`` launch hook starts the job pruned to the healthy
 With ``tolerate_node_failures=none`` the same reject requeues the job."""
 import re
 
-from mockpbs.mom.inprocess import PRUNING_LAUNCH_HOOK
+from mockpbs.testing.mom import PRUNING_LAUNCH_HOOK
 
 REJECT_PROLOGUE_ON_MOMC = '''import pbs
 e = pbs.event()

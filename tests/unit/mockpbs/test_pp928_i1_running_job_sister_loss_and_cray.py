@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from mockpbs.mom.inprocess import WAITING_SCRIPT
+from mockpbs.testing.mom import WAITING_SCRIPT
 
 SHOW_TOLERATE = '''import pbs
 e = pbs.event()

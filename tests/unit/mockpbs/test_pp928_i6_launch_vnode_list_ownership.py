@@ -13,8 +13,8 @@ import pytest
 
 from mockpbs import pbs, testaddr
 from mockpbs.cli import pbsnodes, qmgr
-from mockpbs.mom.inprocess import WAITING_SCRIPT
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
+from mockpbs.testing.mom import WAITING_SCRIPT
 
 REFUSAL = "Not allowed to update vnode 'hostB', as it is owned by a different mom"
 

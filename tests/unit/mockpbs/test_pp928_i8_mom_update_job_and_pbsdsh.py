@@ -7,7 +7,7 @@ import time
 
 from mockpbs import wire
 from mockpbs.mom import tm
-from mockpbs.mom.inprocess import PRUNING_LAUNCH_HOOK
+from mockpbs.testing.mom import PRUNING_LAUNCH_HOOK
 
 # momb's execjob_resize hook answers only once the test creates the release file (%s), so
 # the primary's 5 s wait for the sister updates runs out first, whatever the machine's load.

@@ -1,7 +1,7 @@
 """PP-928 interface 9, mom side: after pruning every mom still in the job (primary too)
 runs its execjob_resize hooks; a reject, exception or alarm logs the seed's DEBUG2 lines,
 aborts the job on that mom and the server is asked to requeue it."""
-from mockpbs.mom.inprocess import PRUNING_LAUNCH_HOOK
+from mockpbs.testing.mom import PRUNING_LAUNCH_HOOK
 
 LOGGING_RESIZE = '''import pbs
 e = pbs.event()

@@ -13,7 +13,7 @@ import pytest
 
 from mockpbs import testaddr
 from mockpbs.cli import qmgr
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
 
 NODES = ("n1", "n2", "n3")
 ILLEGAL_VALUE = ("qmgr obj= svr=default: Illegal attribute or resource value\n"

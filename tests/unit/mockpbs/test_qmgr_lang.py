@@ -1,7 +1,7 @@
-"""Unit tests of qmgr directive parsing and list/print formatting (mockpbs.server.qmgr_lang)."""
+"""Unit tests of qmgr directive parsing and list/print formatting (mockpbs.cli.qmgr_lang)."""
 import pytest
 
-from mockpbs.server import qmgr_lang
+from mockpbs.cli import qmgr_lang
 
 
 def test_abbreviated_set_server_parses_attribute_and_value():

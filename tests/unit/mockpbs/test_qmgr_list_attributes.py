@@ -7,7 +7,7 @@ import pytest
 
 from mockpbs import testaddr
 from mockpbs.cli import qmgr
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
 
 
 @pytest.fixture

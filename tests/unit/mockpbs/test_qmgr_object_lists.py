@@ -8,7 +8,8 @@ import pytest
 
 from mockpbs import testaddr
 from mockpbs.cli import qmgr
-from mockpbs.server import qmgr_lang, testing
+from mockpbs.cli import qmgr_lang
+from mockpbs.testing import server as testing
 
 NODES = ("n1", "n2", "n3")
 

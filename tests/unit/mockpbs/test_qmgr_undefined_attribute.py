@@ -6,7 +6,7 @@ import pytest
 
 from mockpbs import testaddr
 from mockpbs.cli import common, qmgr
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
 
 ROOT = {"user": "root", "group": "root", "host": "vm"}
 UNDEFINED = "qmgr obj=%s svr=%s: Undefined attribute \nqmgr: Error (15002) returned from server\n"

@@ -21,7 +21,7 @@ import pytest
 
 from mockpbs import testaddr
 from mockpbs.cli import common, qmgr, qstat, qsub
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 
 from mockpbs import testaddr, wire
 from mockpbs.cli import qmgr, qstat, qsub
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
 
 
 @pytest.fixture

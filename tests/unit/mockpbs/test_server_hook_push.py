@@ -10,7 +10,7 @@ import pytest
 
 from mockpbs import hookdefs, testaddr, wire
 from mockpbs.cli import pbsnodes, qmgr
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
 
 PUSH_SETTLE_SECONDS = 30
 

@@ -9,7 +9,7 @@ import pytest
 
 from mockpbs import testaddr, wire
 from mockpbs.cli import pbsnodes, qmgr, qstat, qsub
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
 
 SEED_S_RECORD = (
     "04/07/2016 17:08:09;s;20.corretja.pbspro.com;user=bayucan group=users project=_pbs_project_default "

@@ -10,7 +10,7 @@ import pytest
 
 from mockpbs import testaddr
 from mockpbs.cli import pbsnodes, qalter, qmgr, qstat, qsub
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
 
 # pbs_mom's comment after a hook with fail_action=offline_vnodes failed (OpenPBS PTL
 # tests: "offlined by hook '%s' due to hook error").

@@ -5,7 +5,7 @@ array: the array's ``Q``/``S``/``E`` and its subjobs') and j_second_mom_same_hos
 ``vscatter`` job over two moms on one host).
 
 The transcript's records drive the replay, in their order. The test plays the moms (two
-:class:`mockpbs.server.testing.FakeMom` named ``vm`` and ``vm-m2``, two CPUs each, host
+:class:`mockpbs.testing.server.FakeMom` named ``vm`` and ``vm-m2``, two CPUs each, host
 ``vm``, as in the session) and the submitting user ``pbsuser``; the server does the rest:
 
 - ``Q``: ``qsub`` with the transcript's arguments. Where the session's queuejob hook
@@ -51,7 +51,7 @@ import pytest
 
 from mockpbs import testaddr, wire
 from mockpbs.cli import common, pbsnodes, qmgr, qstat, qsub
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
 
 TIME_FIELDS = ("ctime", "qtime", "etime", "start", "end")
 MOM_RESOURCES = {"ncpus": "2", "host": "vm"}

@@ -21,7 +21,7 @@ Not compared, and why:
 import pytest
 
 from mockpbs.cli import qmgr
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
 
 TRANSCRIPT = "z_final_state.txt"
 SESSION_COMMANDS = (

@@ -1,7 +1,7 @@
 """Transcript h (tests/reference/openpbs/h_job_arrays.txt, attempt 2: ``qsub -J 1-3`` with
 the queuejob hook disabled) replayed on an in-process mock server, block by block.
 
-The test plays the mom (a :class:`mockpbs.server.testing.FakeMom` named ``vm`` with two
+The test plays the mom (a :class:`mockpbs.testing.server.FakeMom` named ``vm`` with two
 CPUs, as in the session) and the user ``pbsuser`` (the session's environment: HOME,
 LOGNAME, PATH, MAIL, SHELL; its home directory is a directory under ``tmp_path``,
 written back as ``/home/pbsuser`` before comparing); the server's job sequence starts at
@@ -34,7 +34,7 @@ import pytest
 
 from mockpbs import testaddr
 from mockpbs.cli import common, pbsnodes, qmgr, qstat, qsub
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
 
 TRANSCRIPT = "h_job_arrays.txt"
 HOME = "/home/pbsuser"

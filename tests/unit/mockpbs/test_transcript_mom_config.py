@@ -41,8 +41,8 @@ import pytest
 
 from mockpbs import wire
 from mockpbs.mom.daemon import Mom
-from mockpbs.server import testing
 from mockpbs.testaddr import release_address, reserve_address
+from mockpbs.testing import server as testing
 
 
 blocks = testing.transcript_blocks

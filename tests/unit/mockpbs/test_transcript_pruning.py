@@ -16,7 +16,7 @@ Both moms of the session run on host ``vm``: every vnode's parent host is ``vm``
 import re
 
 from mockpbs import release_nodes
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
 
 TRANSCRIPT = "g_reliable_job_startup_2nodes.txt"
 VNODE_HOSTS = {"vm": "vm", "vm-m2": "vm"}

@@ -7,7 +7,8 @@ import re
 import pytest
 
 from mockpbs.cli import qmgr, qsub, qstat
-from mockpbs.server import shipped_hooks, testing
+from mockpbs.server import shipped_hooks
+from mockpbs.testing import server as testing
 
 REFERENCE = testing.REFERENCE_DIR
 

@@ -1,6 +1,6 @@
 """Transcript e (tests/reference/openpbs/e_sched_job_run_wait.txt) replayed against an
 in-process mock server: every ``qmgr`` command of it, in the transcript's order, with
-stdout, stderr and exit code compared exactly (helpers of mockpbs.server.testing).
+stdout, stderr and exit code compared exactly (helpers of mockpbs.testing.server).
 
 The one piped command (``qmgr -c "print sched" | grep -E ...``) runs the qmgr part and
 applies the grep pattern to its stdout. The two log ``grep`` blocks at the end are
@@ -14,7 +14,7 @@ import os
 import re
 
 from mockpbs.cli import qmgr
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
 
 
 blocks, qmgr_c, run_qmgr = (testing.transcript_blocks, testing.transcript_qmgr_argument,

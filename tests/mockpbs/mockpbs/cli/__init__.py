@@ -1,1 +1,2 @@
-"""Mock PBS client commands; each module has ``main(argv) -> exit code``."""
+"""Mock PBS client commands; each command module has ``main(argv) -> exit code``
+(``common``, ``jobops``, ``qsub_cache`` and the qmgr language ``qmgr_lang`` serve them)."""

@@ -23,9 +23,8 @@ def server_name():
 
 
 def server_address():
-    from mockpbs.server.daemon import resolve_address
-
-    return resolve_address(server_name())
+    """The IPv4 address of the server named in pbs.conf (:func:`server_name`)."""
+    return wire.resolve_address(server_name())
 
 
 def identity():

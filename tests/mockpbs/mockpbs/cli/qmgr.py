@@ -18,8 +18,7 @@ import getopt
 import os
 import sys
 
-from mockpbs.cli import common
-from mockpbs.server import qmgr_lang
+from mockpbs.cli import common, qmgr_lang
 
 HOOK_ERROR_RC = 32
 

@@ -21,7 +21,7 @@ Parsing (:func:`parse`) is what the qmgr client does before it talks to the serv
 """
 import re
 
-from mockpbs.server import models
+from mockpbs import attributes
 
 COMMANDS = {
     "create": "create", "c": "create", "delete": "delete", "d": "delete", "set": "set",
@@ -156,7 +156,7 @@ class _Scanner:
 
 
 def _attribute_named(objtype, name):
-    return models.attribute_known(objtype, name)
+    return attributes.attribute_known(objtype, name)
 
 
 def parse(line):

@@ -23,8 +23,8 @@ import os
 import shlex
 import sys
 
+from mockpbs import arrays
 from mockpbs.cli import common, qsub_cache
-from mockpbs.server import arrays
 
 PBSE_FORCE_QSUB_UPDATE = 15160
 

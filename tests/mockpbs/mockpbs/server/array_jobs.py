@@ -2,13 +2,14 @@
 ``_subjobs``) and its subjobs (``_subjob``, ``array_id``, ``array_index``), the parent's
 state and array attributes derived from its subjobs, its ``S`` and ``E`` records.
 
-Pure helpers shared with qsub (index ranges, subjob ids) are in :mod:`mockpbs.server.arrays`.
+Pure helpers shared with qsub (index ranges, subjob ids) are in :mod:`mockpbs.arrays`.
 Callers hold ``ctx.lock``.
 """
 import copy
 import time
 
-from mockpbs.server import accounting, arrays, context, nodes
+from mockpbs import arrays
+from mockpbs.server import accounting, context, nodes
 
 
 def create_subjobs(ctx, parent, indices, submitted):

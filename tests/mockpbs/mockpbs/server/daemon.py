@@ -69,18 +69,6 @@ class ServerDaemon:
         self.core.log.svr(pbslog.PBSEVENT_SYSTEM, "Server@%s" % self.core.host, "Server shutdown")
 
 
-def resolve_address(host):
-    """The IPv4 address ``host`` resolves to; the host name's address as a fallback."""
-    for name in (host, socket.gethostname()):
-        if not name:
-            continue
-        try:
-            return socket.gethostbyname(name)
-        except OSError:
-            continue
-    return "127.0.0.1"
-
-
 def _serve_forever(daemon, ready_fd):
     stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())
@@ -114,7 +102,7 @@ def main(argv=None):
         return 0
     conf = pbsconf.load()
     host = conf.get("PBS_SERVER") or socket.gethostname()
-    daemon = ServerDaemon(conf["PBS_HOME"], host, resolve_address(host))
+    daemon = ServerDaemon(conf["PBS_HOME"], host, wire.resolve_address(host))
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid:

@@ -5,7 +5,7 @@ submission, runjob before a job is sent to its mom).
 Functions take the server context ``ctx`` (:class:`mockpbs.server.context.ServerContext`)
 where they need the state; errors are hook errors (:func:`mockpbs.server.errors.hook_error`).
 """
-from mockpbs import hookdefs, pbslog
+from mockpbs import attributes, hookdefs, pbslog
 from mockpbs.server import context, models
 from mockpbs.server.errors import PBSE_HOOKERROR, PbsError, hook_error
 
@@ -50,9 +50,9 @@ def set_hook_attr(hook, attr, op, value):
         return
     if attr in ("enabled", "debug"):
         word = value.lower()
-        if word in models.TRUE_WORDS:
+        if word in attributes.TRUE_WORDS:
             attrs[attr] = "true"
-        elif word in models.FALSE_WORDS:
+        elif word in attributes.FALSE_WORDS:
             attrs[attr] = "false"
         else:
             raise hook_error(BOOL_MESSAGE % value)

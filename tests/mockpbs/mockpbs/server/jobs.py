@@ -6,8 +6,8 @@ runs in :mod:`lifecycle`.
 """
 import time
 
-from mockpbs import pbslog, selectspec, wire
-from mockpbs.server import accounting, array_jobs, arrays, context, hooks, lifecycle, nodes
+from mockpbs import arrays, pbslog, selectspec, wire
+from mockpbs.server import accounting, array_jobs, context, hooks, lifecycle, nodes
 from mockpbs.server.errors import (PBSE_BADATVAL, PBSE_BADSTATE, PBSE_FORCE_QSUB_UPDATE, PBSE_HISTJOBID,
                                    PBSE_PERM, PBSE_UNKJOBID, PBSE_UNKQUE, PbsError)
 

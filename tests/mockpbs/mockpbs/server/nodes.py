@@ -9,8 +9,8 @@ need the state; callers hold ``ctx.lock`` unless a function says it takes it.
 """
 import socket
 
-from mockpbs import pbslog, selectspec, wire
-from mockpbs.server import context, hooks, models, qmgr_attrs, scheduler
+from mockpbs import attributes, pbslog, selectspec, wire
+from mockpbs.server import context, hooks, qmgr_attrs, scheduler
 from mockpbs.server.errors import PBSE_BADATVAL, PBSE_PERM, PBSE_UNKNODE, PbsError
 
 
@@ -48,13 +48,13 @@ def node_listing(node):
     values = {k: v for k, v in node.items() if not k.startswith("_")}
     if "resources_available.ncpus" in values:
         values["pcpus"] = values["resources_available.ncpus"]
-    for res in models.NODE_ASSIGNED_SHOWN:
+    for res in attributes.NODE_ASSIGNED_SHOWN:
         key = "resources_assigned." + res
         if key not in values:
             values[key] = "0kb" if res in ("accelerator_memory", "hbmem", "mem", "vmem") else "0"
     if not node.get("_down"):
         values["license"] = "l"
-    return models.ordered_items("node", values)
+    return attributes.ordered_items("node", values)
 
 
 def set_node_attr(node, attr, op, value):
@@ -62,7 +62,7 @@ def set_node_attr(node, attr, op, value):
     clears offline. Raises PbsError (PBSE_BADATVAL)."""
     if attr == "state":
         words = [w for w in value.split(",") if w]
-        if any(w not in models.NODE_STATES for w in words):
+        if any(w not in attributes.NODE_STATES for w in words):
             raise PbsError(PBSE_BADATVAL)
         if op == "-=":
             if "offline" in words:
@@ -73,7 +73,7 @@ def set_node_attr(node, attr, op, value):
         else:
             node["_offline"] = "offline" in words
         return
-    if models.attribute_kind("node", attr) == "ro":
+    if attributes.attribute_kind("node", attr) == "ro":
         raise PbsError(PBSE_BADATVAL, "Cannot set attribute, read only or insufficient permission")
     qmgr_attrs.apply_attr("node", node, attr, op, value)
 

@@ -1,6 +1,7 @@
 """Attribute lists of qmgr requests, shared by the qmgr handlers of every object type:
 which attributes a request names, the listing filtered to them, and ``=``/``+=``/``-=``
 applied to an attribute dict."""
+from mockpbs import attributes
 from mockpbs.server import models
 
 
@@ -34,7 +35,7 @@ def apply_attr(objtype, attrs, name, op, value):
     current = [v for v in attrs.get(name, "").split(",") if v]
     items = [v for v in value.split(",") if v]
     if op == "+=":
-        if models.attribute_kind(objtype, name) in ("int",) or "." in name:
+        if attributes.attribute_kind(objtype, name) in ("int",) or "." in name:
             base = attrs.get(name, "0")
             attrs[name] = str(int(base) + int(models.normalize_value(objtype, name, value)))
             return

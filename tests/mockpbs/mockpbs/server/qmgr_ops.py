@@ -1,14 +1,14 @@
 """qmgr operations on the server, sched, queue and node objects (hooks: ``qmgr_hooks``),
 and ``stat_server``.
 
-``op_qmgr(ctx, message)`` takes a parsed qmgr directive (``qmgr_lang.Command.to_message``):
+``op_qmgr(ctx, message)`` takes a parsed qmgr directive (``mockpbs.cli.qmgr_lang.Command.to_message``):
 managers only for create/delete/set/unset/import, every named attribute checked before
 anything is applied, the state saved and the scheduler woken after a change.
 """
 import threading
 import time
 
-from mockpbs import pbslog
+from mockpbs import attributes, pbslog
 from mockpbs.server import models, nodes, qmgr_attrs, qmgr_hooks
 from mockpbs.server.errors import (PBSE_BADATVAL, PBSE_IVALREQ, PBSE_NOATTR, PBSE_NODEEXIST, PBSE_PERM,
                                    PBSE_QUEEXIST, PBSE_UNKNODE, PBSE_UNKQUE, PbsError)
@@ -24,7 +24,7 @@ def op_qmgr(ctx, message):
     if command in ("create", "delete", "set", "unset", "import") and not ctx.is_manager(message):
         raise PbsError(PBSE_PERM)
     if objtype not in ("hook", "pbshook") and any(
-            not models.attribute_known(objtype, name) for name in qmgr_attrs.requested(message)):
+            not attributes.attribute_known(objtype, name) for name in qmgr_attrs.requested(message)):
         raise PbsError(PBSE_NOATTR)   # before anything of the request is applied
     with ctx.lock:
         if objtype in ("hook", "pbshook"):
@@ -57,7 +57,7 @@ def server_listing(ctx):
     attrs["resources_assigned.ncpus"] = str(ncpus)
     attrs["resources_assigned.nodect"] = str(nodect)
     attrs["server_host"] = ctx.host
-    return models.ordered_items("server", attrs)
+    return attributes.ordered_items("server", attrs)
 
 
 def qmgr_server(ctx, message, command):
@@ -67,8 +67,8 @@ def qmgr_server(ctx, message, command):
         return {"objects": [{"label": "Server", "name": ctx.host, "items": items}]}
     if command == "print":
         queues = [(name, queue_print_items(attrs)) for name, attrs in state.queues.items()]
-        server_items = [(k, v) for k, v in models.ordered_items("server", state.server)
-                        if models.attribute_kind("server", k) != "ro"
+        server_items = [(k, v) for k, v in attributes.ordered_items("server", state.server)
+                        if attributes.attribute_kind("server", k) != "ro"
                         and not k.startswith("resources_assigned")]
         server_items = qmgr_attrs.filter_items(server_items, qmgr_attrs.requested(message))
         return {"queues": queues, "server": server_items}
@@ -83,7 +83,7 @@ def qmgr_server(ctx, message, command):
     if command == "unset":
         defaults = models.default_server_attrs(ctx.host)
         for name, _unused, _unused in message["attrs"]:
-            if models.attribute_kind("server", name) == "ro":
+            if attributes.attribute_kind("server", name) == "ro":
                 raise PbsError(PBSE_BADATVAL)
             if name in defaults:
                 state.server[name] = defaults[name]
@@ -112,14 +112,14 @@ def qmgr_sched(ctx, message, command):
             raise PbsError(PBSE_IVALREQ)
         raise PbsError(15214, "Unknown Scheduler")
     if command == "list":
-        items = qmgr_attrs.filter_items(models.ordered_items("sched", state.sched), qmgr_attrs.requested(message))
+        items = qmgr_attrs.filter_items(attributes.ordered_items("sched", state.sched), qmgr_attrs.requested(message))
         return {"objects": [{"label": "Sched", "name": "default", "items": items}]}
     if command == "print":
-        return {"sched": models.ordered_items("sched", state.sched)}
+        return {"sched": attributes.ordered_items("sched", state.sched)}
     if command == "set":
         for attr, op, value in message["attrs"]:
             if attr == "job_run_wait":
-                if value not in models.JOB_RUN_WAIT_VALUES:
+                if value not in attributes.JOB_RUN_WAIT_VALUES:
                     raise PbsError(PBSE_BADATVAL)
                 state.sched["job_run_wait"] = value
                 if value == "none":
@@ -160,12 +160,12 @@ def queue_listing(ctx, name, attrs):
             counts[names[job["job_state"]]] += 1
     values["total_jobs"] = str(len(jobs))
     values["state_count"] = "".join("%s:%d " % kv for kv in counts.items())
-    return models.ordered_items("queue", values)
+    return attributes.ordered_items("queue", values)
 
 
 def queue_print_items(attrs):
-    return [(k, v) for k, v in models.ordered_items("queue", attrs)
-            if models.attribute_kind("queue", k) != "ro"]
+    return [(k, v) for k, v in attributes.ordered_items("queue", attrs)
+            if attributes.attribute_kind("queue", k) != "ro"]
 
 
 def qmgr_queue(ctx, message, command):

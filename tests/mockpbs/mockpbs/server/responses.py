@@ -5,7 +5,7 @@ PROTOCOL.md): which handler answers each operation, and the framing of its reply
 works on and answers ``dispatch(message, peer) -> reply``. Client operations (private to
 mockpbs.cli):
 
-- ``qmgr``: a parsed qmgr directive (see ``qmgr_lang.Command.to_message``); import
+- ``qmgr``: a parsed qmgr directive (see ``mockpbs.cli.qmgr_lang.Command.to_message``); import
   content travels base64-encoded in ``content_b64``.
 - ``stat_server``, ``stat_jobs`` (``ids``, ``history``), ``stat_nodes`` (``names``),
   ``submit``, ``alter``, ``delete``, ``hold``, ``release``, ``node_mark``.

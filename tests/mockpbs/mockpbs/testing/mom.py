@@ -2,7 +2,7 @@
 loopback addresses, a recording stand-in for the server, "frozen" moms, and the job a
 test runs on them.
 
-- :func:`reserve_address` (from :mod:`mockpbs.testaddr`) hands out a loopback address no
+- :func:`mockpbs.testaddr.reserve_address` hands out a loopback address no
   other process uses: the moms talk to each other on PBS's fixed ports (15001-15003), so
   every mom needs an address of its own, and two concurrent runs must never pick the same.
 - :class:`RecordingServer` listens on the server port of its address, answers every
@@ -22,8 +22,8 @@ import threading
 import time
 
 from mockpbs import wire
-from mockpbs.testaddr import release_address, reserve_address  # noqa: F401 (re-exported)
 from mockpbs.mom.daemon import Mom
+from mockpbs.testaddr import release_address, reserve_address
 
 # A release_nodes() launch hook (PP-928 "Case of Reliable Job Startup"): on the primary,
 # when starting the job itself (PBS_NODEFILE set; not for a task), keep the chunks of

@@ -20,8 +20,7 @@ import threading
 import time
 
 from mockpbs import testaddr, wire
-
-from mockpbs.cli import common
+from mockpbs.cli import common, qmgr
 from mockpbs.server.daemon import ServerDaemon
 
 # The real OpenPBS transcripts the mock is compared with (tests/reference/openpbs).
@@ -53,7 +52,6 @@ def transcript_qmgr_argument(command_text):
 def run_qmgr_as_in_transcript(daemon, line):
     """``(rc, stdout, stderr)`` of ``qmgr -c line`` against the in-process ``daemon``, its
     temporary PBS_HOME written back as the transcripts' ``/var/spool/pbs``."""
-    from mockpbs.cli import qmgr  # the client side; imported here, not at module load
     rc, out, err = run_cli(qmgr.main, ["-c", line])
     home = daemon.core.state.pbs_home
     return rc, out.replace(home, "/var/spool/pbs"), err.replace(home, "/var/spool/pbs")

@@ -1,5 +1,5 @@
 """hpc.pbs.qmgr driving the mock PBS: the module's ``run_command`` runs the mock's qmgr
-``main()`` in process against an in-process mock server (``mockpbs.server.testing``), so the
+``main()`` in process against an in-process mock server (``mockpbs.testing.server``), so the
 module meets qmgr's real output, exit codes and ``-a`` behaviour as the mock reproduces them
 from OpenPBS (the unset of an attribute OpenPBS keeps listing at its default, a refused
 value, several objects in one call)."""
@@ -10,7 +10,7 @@ from ansible_collections.hpc.pbs.plugins.modules import qmgr as qmgr_module
 from hpc_pbs_module_fakes import run_module
 from mockpbs import testaddr
 from mockpbs.cli import qmgr as mock_qmgr
-from mockpbs.server import testing
+from mockpbs.testing import server as testing
 
 QMGR = "/opt/pbs/bin/qmgr"  # PBS_EXEC of the pbs.conf start_server writes
 NODES = ("n1", "n2")
