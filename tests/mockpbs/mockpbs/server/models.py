@@ -45,7 +45,6 @@ def normalize_value(objtype, name, value):
     return value
 
 
-
 # Server attributes pbs_server writes back right after ``qmgr unset`` (mgr_server_unset()
 # in OpenPBS src/server/req_manager.c), so that ``list server`` still shows them; any other
 # unset attribute disappears from the listing (default_queue, node_fail_requeue, ...).
