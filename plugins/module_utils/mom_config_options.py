@@ -606,6 +606,22 @@ def plan(options, state, unchecked=()):
     return desired, remove, expected
 
 
+def value_problem(name, value, unchecked=()):
+    """What this module says of the one option ``$name value``: ``""`` when :func:`plan`
+    (state present, as the ``hpc.pbs.mom_config`` module calls it) accepts ``{name: value}``,
+    else its message (str, one line per problem).
+
+    ``value`` None is accepted (it removes the line). Rules that look at the host
+    (``tmpdir``, ``clienthost``, ...) look at the host this runs on. Used by the
+    ``hpc.pbs.mom_option_problem`` filter so that the roles refuse what the module refuses.
+    """
+    try:
+        plan({name: value}, "present", unchecked)
+    except MomConfigValueError as exc:
+        return str(exc)
+    return ""
+
+
 def check_unchecked_names(names):
     """Raise MomConfigValueError unless each ``unchecked_options`` entry is a name."""
     for name in names:
