@@ -43,6 +43,8 @@ SITE_HOOK_DEFAULTS = {
 }
 FAIL_ACTIONS = ("none", "offline_vnodes", "clear_vnodes_upon_recovery", "scheduler_restart_cycle")
 HOOK_USERS = ("pbsadmin", "pbsuser")
+# The events of which a hook must have one to run as pbsuser (hook.h USER_MOM_EVENTS).
+USER_MOM_EVENTS = frozenset(("execjob_prologue", "execjob_epilogue", "execjob_preterm"))
 
 
 def sort_events(events):

@@ -24,10 +24,7 @@ from ansible.module_utils.testing import patch_module_args
 
 # The mock PBS's hook event names (the order of qmgr's bad-event error) and the order
 # qmgr lists a hook's events in: one definition for the mock and this fake.
-from mockpbs.hookdefs import BAD_EVENT_MESSAGE, EVENTS, FAIL_ACTIONS, LIST_ORDER
-
-# OpenPBS hook.h: the events that allow user=pbsuser.
-USER_MOM_EVENTS = frozenset(("execjob_prologue", "execjob_epilogue", "execjob_preterm"))
+from mockpbs.hookdefs import BAD_EVENT_MESSAGE, EVENTS, FAIL_ACTIONS, LIST_ORDER, USER_MOM_EVENTS
 
 HOOK_ATTRS = ("type", "enabled", "event", "user", "alarm", "freq", "order", "debug", "fail_action")
 NEW_HOOK = {"type": "site", "enabled": "true", "event": "", "user": "pbsadmin",

@@ -18,6 +18,22 @@ PBS_HOOK_ORDER_RANGE = (-1000, 2000)
 SITE_HOOK_ORDER_RANGE = (1, 1000)
 
 
+def check_user(hook, value):
+    """``user`` as set_hook_user (OpenPBS src/lib/Libutil/hook.c) allows it: pbsadmin always;
+    never anything else on a server ``periodic`` hook; pbsuser only with one of the
+    USER_MOM_EVENTS. Raises the hook error PBS gives."""
+    if value == "pbsadmin":
+        return
+    events = set(hook.events())
+    if "periodic" in events:
+        raise hook_error("user value of a server periodic hook must be pbsadmin")
+    if value not in hookdefs.HOOK_USERS:
+        raise hook_error("user value of a hook must be %s" % ",".join(hookdefs.HOOK_USERS))
+    if not events & hookdefs.USER_MOM_EVENTS:
+        raise hook_error("Can't set hook user value to '%s': hook event must contain at least %s"
+                         % (value, ",".join(hookdefs.sort_events(hookdefs.USER_MOM_EVENTS))))
+
+
 def compiles(body):
     """True if ``body`` (bytes of a hook script) compiles as Python, as the server checks
     a hook body before ``qmgr import hook`` replaces the old one (OpenPBS mgr_hook_import)."""
@@ -74,8 +90,7 @@ def set_hook_attr(hook, attr, op, value):
         attrs["order"] = str(number)
         return
     if attr == "user":
-        if value not in hookdefs.HOOK_USERS:
-            raise hook_error("user value of a hook must be %s" % ",".join(hookdefs.HOOK_USERS))
+        check_user(hook, value)
         attrs["user"] = value
         return
     if attr == "freq":
