@@ -11,16 +11,19 @@ short_description: Say why a value cannot be written as a pbs_mom config option
 version_added: 0.1.0
 author: hpc.pbs developers
 description:
-  - Returns the message M(hpc.pbs.mom_config) fails with for the option O(option) set to
-    O(_input) (C(options) {O(option): O(_input)}, C(state) C(present)), or an empty string
-    when the module accepts it. One rule for the roles and the module, written from pbs_mom's
+  - >-
+    Returns the message M(hpc.pbs.mom_config) fails with when its C(options) set O(option)
+    to O(_input) (with C(state=present)), or an empty string when the module accepts it. One rule for the roles and the module, written from pbs_mom's
     own parsing of C(PBS_HOME/mom_priv/config): pbs_mom exits on a line it cannot parse.
-  - The message names the option, the value, why it is refused and what is accepted, for
-    example C(job_launch_delay: 0 is refused (out of range); accepted: whole seconds 1-86400
-    (PP-928 interface 4)).
-  - Null is accepted (the module removes the line). The value is checked as given, without
+  - >-
+    The message names the option, the value, why it is refused and what is accepted; for
+    C(job_launch_delay) V(0) it says the value is out of range and that whole seconds
+    1-86400 are accepted (PP-928 interface 4).
+  - >-
+    Null is accepted (the module removes the line). The value is checked as given, without
     conversion; V('30') is accepted as V(30) is, V(30.0) and V('030') are refused.
-  - The roles of this collection use it to check their C(*_job_launch_delay) and
+  - >-
+    The roles of this collection use it to check their C(*_job_launch_delay) and
     C(*_sister_join_job_alarm) variables before anything changes, naming the variable in the
     message.
 positional: _input, option
