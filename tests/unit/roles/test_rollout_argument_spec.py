@@ -12,12 +12,14 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_rollout_inputs import GOOD, assert_nothing_touched, fake_pbs, run_rollout  # noqa: E402,F401 (fixture)
+import test_rollout_inputs  # noqa: E402
+from test_rollout_inputs import GOOD, assert_nothing_touched, run_rollout  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
 ROLE = REPO / "roles" / "rollout"
 OPTIONS = yaml.safe_load((ROLE / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
 ROLLOUT_NAME = re.compile(r"\brollout_[a-z_]+\b")
+fake_pbs = test_rollout_inputs.fake_pbs  # the fixture: fake PBS files on this host
 
 
 def test_role_defaults_are_the_spec_defaults():
@@ -66,7 +68,7 @@ def test_every_rollout_name_the_role_reads_is_an_option_or_its_own_fact():
     assert undocumented == set(), undocumented
 
 
-def test_a_type_the_spec_refuses_stops_the_run(fake_pbs):  # noqa: F811 (fixture)
+def test_a_type_the_spec_refuses_stops_the_run(fake_pbs):
     """rollout_drain is a bool: "perhaps" is refused by the spec check before any contact."""
     rc, output, recap = run_rollout(fake_pbs, dict(GOOD, rollout_drain="perhaps"))
     assert re.search(r"argument 'rollout_drain' is of type \S+ and we were unable to convert to bool", output), output
