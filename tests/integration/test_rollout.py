@@ -16,9 +16,11 @@ import re
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import polling  # noqa: E402  pylint: disable=wrong-import-position
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster_moms(4)]
 
@@ -90,13 +92,8 @@ def mom_config_lines(cluster, mom, option):
 
 
 def wait_until(predicate, what, limit=WAIT_LIMIT):
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.3)
-    raise AssertionError("gave up after %ss waiting for %s" % (limit, what))
+    """:func:`polling.wait_for` with this module's limit."""
+    return polling.wait_for(predicate, limit, what)
 
 
 class BackgroundPlaybook:
@@ -325,7 +322,7 @@ def test_max_fail_percentage_leaves_later_batches_untouched(pbs_cluster, env):
         cluster.start_mom("mom1")
     assert rc != 0, out
     assert "Batch 1 summary: done 0, failed 1 (mom1), skipped 0" in out, out
-    stop = "1 of 1 hosts of batch 1 failed, more than __rollout_max_fail_percentage=0%"
+    stop = "1 of 1 hosts of batch 1 failed, more than rollout_max_fail_percentage=0%"
     assert "Stopped: %s" % stop in out, out
     mom1 = node_attributes(cluster, "mom1")
     assert "offline" in mom1["state"].split(","), mom1
