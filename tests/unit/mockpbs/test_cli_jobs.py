@@ -2,17 +2,8 @@
 in-process server with no nodes (jobs stay queued)."""
 import re
 
-import pytest
-
 from mockpbs.cli import qalter, qdel, qhold, qrls, qstat, qsub
 from mockpbs.testing import server as testing
-
-
-@pytest.fixture
-def server(tmp_path, monkeypatch):
-    daemon = testing.start_server(tmp_path, monkeypatch)
-    yield daemon
-    daemon.stop()
 
 
 def attrs(jobid):

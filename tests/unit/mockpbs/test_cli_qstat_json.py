@@ -134,13 +134,6 @@ def fixed_clock(monkeypatch):
     return 1795522891
 
 
-@pytest.fixture
-def server(tmp_path, monkeypatch):
-    daemon = testing.start_server(tmp_path, monkeypatch)
-    yield daemon
-    daemon.stop()
-
-
 def submit(argv):
     rc, out, err = testing.run_cli(qsub.main, argv)
     assert rc == 0, err

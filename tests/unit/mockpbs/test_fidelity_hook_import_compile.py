@@ -1,20 +1,11 @@
 """``qmgr import hook <name> application/x-python ...`` of a body that does not compile:
 the server refuses it and keeps the old body (OpenPBS mgr_hook_import: "Failed to compile
 script", with ", hook '<name>' contents not overwritten" when the hook had a body)."""
-import pytest
-
 from mockpbs.cli import qmgr
 from mockpbs.testing import server as testing
 
 GOOD_BODY = "import pbs\npbs.event().accept()\n"
 BAD_BODY = "import pbs\ndef broken(:\n"
-
-
-@pytest.fixture
-def server(tmp_path, monkeypatch):
-    daemon = testing.start_server(tmp_path, monkeypatch)
-    yield daemon
-    daemon.stop()
 
 
 def _qmgr(line):

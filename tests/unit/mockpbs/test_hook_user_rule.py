@@ -2,17 +2,8 @@
 src/lib/Libutil/hook.c) allows it: pbsadmin always; pbsuser only for a hook with an
 execjob_prologue, execjob_epilogue or execjob_preterm event; never anything else on a
 server ``periodic`` hook; the hook keeps its user when refused."""
-import pytest
-
 from mockpbs.cli import qmgr
 from mockpbs.testing import server as testing
-
-
-@pytest.fixture
-def server(tmp_path, monkeypatch):
-    daemon = testing.start_server(tmp_path, monkeypatch)
-    yield daemon
-    daemon.stop()
 
 
 def run(command):

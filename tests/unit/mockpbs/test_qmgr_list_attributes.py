@@ -11,13 +11,6 @@ from mockpbs.testing import server as testing
 
 
 @pytest.fixture
-def server(tmp_path, monkeypatch):
-    daemon = testing.start_server(tmp_path, monkeypatch)
-    yield daemon
-    daemon.stop()
-
-
-@pytest.fixture
 def mom_address():
     """An address for a node's Mom where nothing listens and no other test run's mom
     can be (the server pings it and pushes hooks to it)."""

@@ -82,13 +82,6 @@ def test_pbs_server_fails_when_port_is_taken(tmp_path, address):
         blocker.server_close()
 
 
-@pytest.fixture
-def server(tmp_path, monkeypatch):
-    daemon = testing.start_server(tmp_path, monkeypatch)
-    yield daemon
-    daemon.stop()
-
-
 def test_queuejob_hook_changes_select_and_reject_reaches_qsub(server, tmp_path):
     body = tmp_path / "qj.py"
     body.write_text(
