@@ -104,6 +104,18 @@ def set_hook_enabled(cluster, enabled):
                "hook %s enabled=%s on %s" % (HOOK, enabled, ", ".join(MOMS)))
 
 
+def delete_all_jobs(cluster):
+    """qdel every job and array the server still lists and wait until none is left: the
+    jobs an earlier test released (the module's ``held`` jobs and array) may still be
+    queued or running, and under job_run_wait = execjob_hook the scheduler would retry
+    them instead of the job a fixture starts."""
+    def parents():
+        return sorted({attrs.get("array_id", job) for job, attrs in qstat_full(cluster).items()})
+    delete_jobs(cluster, parents())
+    wait_until(lambda: not parents(), 60, "the jobs of earlier tests to leave the server",
+               explain=lambda: job_history(cluster, tuple(parents())))
+
+
 def delete_jobs(cluster, jobs):
     """qdel each job still known (a test that failed half-way leaves no held job behind
     for the next one); a job already gone is not an error."""
@@ -208,6 +220,7 @@ def held_under_execjob_hook(pbs_cluster, reject_hook):
     scheduler's cycle, and real OpenPBS does not always start another cycle for the
     requeued job (CI saw fewer than 21 starts in 240 s under load): a scheduler_iteration
     of 2 s makes the test drive the cycles itself instead of waiting for the 600 s one."""
+    delete_all_jobs(pbs_cluster)
     before = sched_job_run_wait(pbs_cluster)
     iteration_before = server_scheduler_iteration(pbs_cluster)
     run(pbs_cluster, ["qmgr", "-c", "set server scheduler_iteration = 2"])
