@@ -28,7 +28,9 @@ description:
     C(qstat -f -t -F json)) and the hook files on disk, and the problems it shows (see
     RV(health), RV(problems)); given the problems of an earlier snapshot
     (O(baseline_problems)), also which of them are new (RV(new_problems)). This is the
-    health gate of C(playbooks/rollout.yml) - one call on the server per look.
+    health gate of C(playbooks/rollout.yml) - one call on the server per look. With
+    O(vnodes), only the named vnodes are read (the rollout's look at one host's node
+    before it marks and while it drains it).
 version_added: "0.1.0"
 author: hpc.pbs developers (@hpc-pbs)
 extends_documentation_fragment:
@@ -47,7 +49,8 @@ options:
   gather:
     description:
       - Parts of the health snapshot RV(health) to read. C(nodes) - every vnode's state,
-        comment and jobs (C(pbsnodes -a -F json); on the server host). C(held_jobs) - the
+        comment and jobs (C(pbsnodes -a -F json); on the server host), or only those of
+        O(vnodes). C(held_jobs) - the
         jobs and subjobs with a system hold (C(s) in C(Hold_Types); C(qstat -f -t -F
         json); on the server host). C(hook_files) - the SHA-256 of every C(NAME.HK),
         C(NAME.PY), C(NAME.CF) in C(server_priv/hooks) and in C(mom_priv/hooks) (each
@@ -57,6 +60,22 @@ options:
     elements: str
     default: []
     choices: [nodes, held_jobs, hook_files]
+  vnodes:
+    description:
+      - Vnode names that limit C(gather=[nodes]) to these vnodes - C(pbsnodes -v -F json
+        NAME...), one call for all of them; RV(health.nodes) then holds just these. Empty
+        (the default) - every vnode (C(pbsnodes -a -F json)).
+      - Only with C(nodes) in O(gather). A name must not be empty nor start with C(-)
+        (pbsnodes would take it for an option); a name given twice is asked for once.
+      - A vnode the server does not know fails the module, naming it in the message and in
+        C(unknown_vnodes) (a list of names); real pbsnodes exits 0 then, with C({NAME:
+        "Unknown node "}) in place of the vnode's attributes.
+      - This reads less than every vnode for a caller interested in one (the rollout's look
+        at one host), although pbsnodes itself still asks the server for every vnode once
+        before the named ones.
+    type: list
+    elements: str
+    default: []
   mom_hook_files:
     description:
       - "Hook files of moms as their own C(gather=[hook_files]) call reported them:
@@ -164,7 +183,8 @@ server:
   returned: always
   type: dict
 health:
-  description: The snapshot O(gather) asked for, C({}) without it. C(nodes) - vnode ->
+  description: The snapshot O(gather) asked for, C({}) without it. C(nodes) - vnode (every
+    one, or those of O(vnodes)) ->
     C(state) (list, e.g. C([down, job-busy])), C(comment) (C(null) when none), C(jobs)
     (job ids). C(held_jobs) - job id -> C(hold_types), C(job_state), C(comment),
     C(run_count). C(hook_files) - C(server) and C(mom), each C(NAME.EXT) -> sha256, or
@@ -409,13 +429,71 @@ def hook_file_hashes(hooks_dir):
     return hashes
 
 
-def gather_health(module, paths, parts):
-    """The snapshot of ``parts`` (see the option ``gather``)."""
+def vnode_name_problem(name):
+    """Why ``name`` (str) cannot be given to pbsnodes as a vnode name; None when it can."""
+    if not name.strip():
+        return "an empty name"
+    if name.startswith("-"):
+        return "%s starts with '-' (pbsnodes would take it for an option)" % name
+    return None
+
+
+def checked_vnodes(module):
+    """The option ``vnodes`` without repeats, in its order (``[]``: every vnode). Fails the
+    module when a name is unusable or ``nodes`` is not gathered."""
+    vnodes = []
+    for name in module.params["vnodes"]:
+        name_problem = vnode_name_problem(name)
+        if name_problem:
+            module.fail_json(msg="vnodes: %s is not a vnode name" % name_problem)
+        if name not in vnodes:
+            vnodes.append(name)
+    if vnodes and "nodes" not in module.params["gather"]:
+        module.fail_json(msg="vnodes limits gather=[nodes]: add nodes to gather")
+    return vnodes
+
+
+def pbsnodes_argv(bin_dir, vnodes):
+    """``pbsnodes`` printing JSON of ``vnodes`` (list of names), of every vnode when empty."""
+    pbsnodes = os.path.join(bin_dir, "pbsnodes")
+    if vnodes:
+        return [pbsnodes, "-v", "-F", "json"] + list(vnodes)
+    return [pbsnodes, "-a", "-F", "json"]
+
+
+def unknown_vnodes(document, vnodes):
+    """``[(name, why)]`` of the ``vnodes`` that pbsnodes' JSON ``document`` holds no vnode
+    for: the entry ``{NAME: "Unknown node "}`` that real pbsnodes prints for a vnode the
+    server refused (``why``: the server's text), or no entry at all."""
+    listed = document.get("nodes") or {}
+    unknown = []
+    for name in vnodes:
+        entry = listed.get(name)
+        if entry is None:
+            unknown.append((name, "not listed by pbsnodes"))
+        elif set(entry) == set([name]) and not isinstance(entry[name], dict):
+            unknown.append((name, str(entry[name]).strip()))
+    return unknown
+
+
+def read_vnodes(module, bin_dir, vnodes):
+    """``node_health`` of ``vnodes`` (every vnode when empty); fails the module naming
+    each named vnode the server does not know."""
+    document = run_json(module, pbsnodes_argv(bin_dir, vnodes), "the vnodes")
+    unknown = unknown_vnodes(document, vnodes)
+    if unknown:
+        module.fail_json(msg="vnodes: the PBS server does not know %s" % ", ".join(
+            "%s (%s)" % (name, why) for name, why in unknown), unknown_vnodes=[name for name, dummy in unknown])
+    return node_health(document)
+
+
+def gather_health(module, paths, parts, vnodes=()):
+    """The snapshot of ``parts`` (see the option ``gather``); ``nodes`` of ``vnodes`` only
+    when given (see the option ``vnodes``)."""
     bin_dir = os.path.join(paths.exec_dir, "bin")
     health = {}
     if "nodes" in parts:
-        health["nodes"] = node_health(run_json(
-            module, [os.path.join(bin_dir, "pbsnodes"), "-a", "-F", "json"], "the vnodes"))
+        health["nodes"] = read_vnodes(module, bin_dir, vnodes)
     if "held_jobs" in parts:
         health["held_jobs"] = held_job_health(run_json(
             module, [os.path.join(bin_dir, "qstat"), "-f", "-t", "-F", "json"], "the jobs"))
@@ -501,11 +579,13 @@ def main():
                                      choices=["nodes", "held_jobs", "hook_files"]),
                          mom_hook_files=dict(type="dict", default={}),
                          required_hooks=dict(type="list", elements="str", default=[]),
+                         vnodes=dict(type="list", elements="str", default=[]),
                          own_comment_prefix=dict(type="str", default=""),
                          baseline_problems=dict(type="list", elements="dict"),
                          mom_options=dict(type="dict"))
     argument_spec.update(pbs_conf_argument_spec())
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    vnodes = checked_vnodes(module)
     paths = module_pbs_paths(module, required=False)
     result = dict(changed=False, installed=paths.conf_found,
                   pbs_conf=dict(path=paths.conf_file, values=paths.conf),
@@ -528,7 +608,7 @@ def main():
         if not result["pbs_version"]:
             result["pbs_version"] = result["server"]["pbs_version"]
     if module.params["gather"]:
-        result["health"] = gather_health(module, paths, module.params["gather"])
+        result["health"] = gather_health(module, paths, module.params["gather"], vnodes)
         result["problems"] = health_problems(result["health"], module.params)
         if module.params["baseline_problems"] is not None:
             result["new_problems"] = new_problems(result["problems"], module.params["baseline_problems"])

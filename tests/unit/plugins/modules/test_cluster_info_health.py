@@ -46,9 +46,16 @@ class FakePbs(object):
             return self.fail
         if args == [self.bin + "/pbsnodes", "-a", "-F", "json"]:
             return 0, document("nodes", self.nodes), ""
+        if args[:4] == [self.bin + "/pbsnodes", "-v", "-F", "json"] and args[4:]:
+            return 0, document("nodes", self.named_nodes(args[4:])), ""
         if args == [self.bin + "/qstat", "-f", "-t", "-F", "json"]:
             return 0, document("Jobs", self.jobs), ""
         raise AssertionError("unexpected command %r" % args)
+
+    def named_nodes(self, names):
+        """What real pbsnodes -v -F json prints for ``names``: each vnode, an unknown one as
+        ``{NAME: "Unknown node "}`` (and exit 0; src/cmds/pbsnodes.c, LISTSP)."""
+        return dict((name, self.nodes.get(name, {name: "Unknown node "})) for name in names)
 
 
 @pytest.fixture
@@ -171,3 +178,43 @@ def test_output_that_is_not_json_fails_the_module(pbs):
     pbs.fail = (0, "mom1\n     state = free\n", "")
     code, result = run(pbs, gather=["held_jobs"])
     assert code == 1 and "cannot read the jobs: " in result["msg"] and "printed no JSON" in result["msg"]
+
+
+def test_vnodes_reads_only_the_named_vnodes_in_one_call(pbs):
+    pbs.nodes["mom2"] = node("offline,job-busy", PREFIX + "rjs-1: in progress (batch 1)", ["7.srv", "8.srv"])
+    code, result = run(pbs, gather=["nodes"], vnodes=["mom2", "mom2"])
+    assert code == 0, result
+    assert pbs.calls == [[pbs.bin + "/pbsnodes", "-v", "-F", "json", "mom2"]]
+    assert result["health"]["nodes"] == {"mom2": {"state": ["offline", "job-busy"], "jobs": ["7.srv", "8.srv"],
+                                                  "comment": PREFIX + "rjs-1: in progress (batch 1)"}}
+    assert [p["name"] for p in result["problems"]] == ["mom2"]
+
+
+def test_an_unknown_vnode_fails_the_module_naming_it(pbs):
+    code, result = run(pbs, gather=["nodes"], vnodes=["mom1", "nosuch", "gone"])
+    assert code == 1 and result["failed"]
+    assert result["msg"] == "vnodes: the PBS server does not know nosuch (Unknown node), gone (Unknown node)"
+    assert result["unknown_vnodes"] == ["nosuch", "gone"]
+
+
+def test_a_vnode_pbsnodes_leaves_out_fails_the_module_naming_it(pbs):
+    pbs.named_nodes = lambda names: {}
+    code, result = run(pbs, gather=["nodes"], vnodes=["mom1"])
+    assert code == 1 and result["msg"] == "vnodes: the PBS server does not know mom1 (not listed by pbsnodes)"
+
+
+@pytest.mark.parametrize("name, why", [
+    ("", "an empty name"),
+    (" ", "an empty name"),
+    ("-a", "-a starts with '-' (pbsnodes would take it for an option)"),
+])
+def test_an_unusable_vnode_name_fails_before_anything_runs(pbs, name, why):
+    code, result = run(pbs, gather=["nodes"], vnodes=["mom1", name])
+    assert code == 1 and pbs.calls == []
+    assert result["msg"] == "vnodes: %s is not a vnode name" % why
+
+
+def test_vnodes_without_gathering_nodes_fails(pbs):
+    code, result = run(pbs, gather=["held_jobs"], vnodes=["mom1"])
+    assert code == 1 and pbs.calls == []
+    assert result["msg"] == "vnodes limits gather=[nodes]: add nodes to gather"
