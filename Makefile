@@ -16,7 +16,7 @@ PYTEST_ARGS ?=
 # ../shared/openpbs by tests/openpbs/build).
 PBS ?= mock
 
-.PHONY: demo test unit integration bench mutation deps venv collection build-artifact clean cluster-down openpbs
+.PHONY: demo test unit integration sanity lint bench mutation deps venv collection build-artifact clean cluster-down openpbs
 
 demo: deps venv collection $(if $(filter openpbs,$(PBS)),openpbs)
 	$(PY) tests/integration/demo --pbs $(PBS) $(DEMO_ARGS)
@@ -35,6 +35,19 @@ unit: venv collection
 
 integration: deps venv collection
 	$(PY) -m pytest tests/integration -ra $(PYTEST_ARGS)
+
+# The ecosystem's gates as a contributor runs them (tests/sanity/gates.py; the sanity-marked
+# unit tests run the same script): `make sanity` runs ansible-test sanity on a copy of the
+# checkout placed as build/sanity/ansible_collections/hpc/pbs (ansible-test refuses the
+# symlink of `collection`), `make lint` runs ansible-lint in the repository root.
+# SANITY_ARGS / LINT_ARGS are passed to the tool, e.g. SANITY_ARGS="--test pep8".
+SANITY_ARGS ?=
+LINT_ARGS ?=
+sanity: venv
+	$(PY) tests/sanity/gates.py sanity $(SANITY_ARGS)
+
+lint: venv collection
+	$(PY) tests/sanity/gates.py lint $(LINT_ARGS)
 
 # Costs of site.yml, rollout.yml and audit.yml vs `ansible -m ping` on 8, 32 and 64 moms,
 # mock and real OpenPBS (skipped, and said so, without its build): wall medians, qmgr

@@ -1,25 +1,17 @@
 """The ecosystem's gates on this collection (issue 6 point 6), marked ``sanity``.
 
-Run with ``pytest -m sanity tests/unit/test_sanity_gates.py``. They copy the collection to
-``<tmp>/ansible_collections/hpc/pbs`` (ansible-test needs that layout) and run
-``ansible-test sanity`` in full, ``ansible-lint --profile production`` and ``ansible-doc``.
-A gate whose tool is not installed is skipped, saying which.
+Run with ``pytest -m sanity tests/unit/test_sanity_gates.py``. ``ansible-test sanity`` (in
+full) and ``ansible-lint`` run exactly as a contributor runs them, through
+``tests/sanity/gates.py`` (what ``make sanity`` and ``make lint`` run; its docstring says
+how ansible-test is given the checkout, the pip bootstrap, and HOME): ansible-test on the
+checkout's files placed as ``<tmp>/ansible_collections/hpc/pbs``, ansible-lint in the
+repository root with its ``.ansible-lint`` (production profile). ``ansible-doc`` runs on a
+copy of the collection. A gate whose tool is not installed is skipped, saying which.
 
 What ansible-test sanity checks: the repository as a contributor checks it out - the
 collection, the mock PBS, the cluster launcher, the integration and unit tests, the CI and
-molecule tooling - as ``ansible-test sanity --requirements --venv`` run in the checkout
-placed as ``ansible_collections/hpc/pbs``. Only ansible-test's own generated output is left
-out (:data:`SANITY_EXCLUDED`); where a rule cannot apply, ``tests/sanity/ignore-2.19.txt``
-says so with its reason.
-
-ansible-test installs each test's pinned requirements (pip 24.2, pylint, pycodestyle,
-voluptuous, ...) into its own venv from the configured package index
-(``--requirements --venv``). To bootstrap pip into those venvs it downloads
-``get-pip-24.2.py`` from ci-files.testing.ansible.com, a host this network cannot
-resolve, unless ``~/.ansible/test/cache/get_pip_24_2.py`` exists. The gate therefore runs
-ansible-test with ``HOME`` = ``build/ansible-test-home`` of the checkout, where it puts
-``tests/sanity/get_pip_bootstrap.py`` under that name; the venvs ansible-test builds stay
-there between runs (first run about two minutes, later runs faster).
+molecule tooling. Where a rule cannot apply, ``tests/sanity/ignore-2.19.txt`` says so with
+its reason; where an ansible-lint rule cannot, ``.ansible-lint-ignore`` does.
 
 Two more gates need no copy of the collection: ``antsibull-changelog lint`` (the fragments
 under ``changelogs/fragments``) and ``lint-changelog-yaml``, and a check that
@@ -40,11 +32,7 @@ import yaml
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 IGNORED = shutil.ignore_patterns(".venv", ".git", "__pycache__", ".pytest_cache", ".cluster", ".ansible",
                                  ".lead", "*.pyc", "build", "output")
-# Left out of ansible-test sanity: only ansible-test's own generated output, never code.
-# Paths relative to the repository root.
-SANITY_EXCLUDED = ("tests/output",)
-SANITY_HOME = os.path.join(REPO, "build", "ansible-test-home")
-PIP_BOOTSTRAP = os.path.join(REPO, "tests", "sanity", "get_pip_bootstrap.py")
+GATES = os.path.join(REPO, "tests", "sanity", "gates.py")
 MODULES = ("qmgr", "hook", "mom_config", "tolerate_node_failures", "cluster_info",
            "held_jobs")
 
@@ -67,29 +55,6 @@ def collection(tmp_path_factory):
     return root, target
 
 
-@pytest.fixture(scope="module")
-def sanity_tree(tmp_path_factory):
-    """The copy ansible-test sanity checks: the collection without SANITY_EXCLUDED."""
-    root = tmp_path_factory.mktemp("sanity")
-    target = root / "ansible_collections" / "hpc" / "pbs"
-    shutil.copytree(REPO, str(target), ignore=IGNORED)
-    for relative in SANITY_EXCLUDED:
-        path = target / relative
-        if path.is_dir():
-            shutil.rmtree(str(path))
-        elif path.exists():
-            path.unlink()
-    return target
-
-
-def sanity_home():
-    """HOME for ansible-test, holding the pip bootstrap script it looks for first."""
-    cache = os.path.join(SANITY_HOME, ".ansible", "test", "cache")
-    os.makedirs(cache, exist_ok=True)
-    shutil.copyfile(PIP_BOOTSTRAP, os.path.join(cache, "get_pip_24_2.py"))
-    return SANITY_HOME
-
-
 def run(cmd, cwd, env=None):
     full_env = dict(os.environ)
     full_env.update(env or {})
@@ -98,24 +63,19 @@ def run(cmd, cwd, env=None):
     return proc.returncode, proc.stdout
 
 
-def test_ansible_test_sanity(sanity_tree):
-    cmd = [tool("ansible-test"), "sanity", "--python", "%d.%d" % sys.version_info[:2],
-           "--requirements", "--venv", "--color", "no"]
-    rc, out = run(cmd, sanity_tree, env={"HOME": sanity_home()})
+def test_ansible_test_sanity(tmp_path):
+    tool("ansible-test")
+    rc, out = run([sys.executable, GATES, "sanity", "--root", str(tmp_path)], REPO)
     assert rc == 0, out
     for test in ("validate-modules", "pep8", "pylint", "yamllint", "import", "compile"):
         assert 'Running sanity test "%s"' % test in out, test
 
 
-def test_ansible_lint_production_profile(collection):
-    root, target = collection
-    # A HOME of its own: ansible-lint also looks in ~/.ansible/collections, where an
-    # installed (older) hpc.pbs would shadow the copy under test.
-    home = root / "lint-home"
-    home.mkdir(exist_ok=True)
-    rc, out = run([tool("ansible-lint"), "--profile", "production", "--offline",
-                   "roles", "playbooks"], target,
-                  env={"ANSIBLE_COLLECTIONS_PATH": str(root), "HOME": str(home)})
+def test_ansible_lint_production_profile():
+    tool("ansible-lint")
+    with open(os.path.join(REPO, ".ansible-lint")) as handle:
+        assert yaml.safe_load(handle).get("profile") == "production"
+    rc, out = run([sys.executable, GATES, "lint"], REPO)
     assert rc == 0, out
 
 
