@@ -144,6 +144,13 @@ def test_cli_lists_every_node_and_named_ones(server, fixed_clock):
     assert list(json.loads(out)["nodes"]) == ["mom2", "nosuch"] and out.endswith(REAL_UNKNOWN_TAIL)
 
 
+@pytest.mark.parametrize("argv", [["-v", "-F", "json", "mom2", "nosuch"], ["-v", "mom2", "nosuch", "-F", "json"]])
+def test_cli_json_of_named_vnodes_with_options_before_or_after_the_names(server, fixed_clock, argv):
+    rc, out, err = testing.run_cli(pbsnodes.main, argv)
+    assert (rc, err) == (0, "")
+    assert list(json.loads(out)["nodes"]) == ["mom2", "nosuch"] and out.endswith(REAL_UNKNOWN_TAIL)
+
+
 def test_cli_text_names_an_unknown_node_and_lists_the_others(server):
     rc, out, err = testing.run_cli(pbsnodes.main, ["nosuch", "mom1"])
     assert rc == 1 and err == "Node: nosuch,  Error: Unknown node \n"

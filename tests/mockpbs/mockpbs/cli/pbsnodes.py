@@ -19,7 +19,8 @@ Error: Unknown node `` on stderr (exit 1) and the others are still listed.
 - the times (``last_state_change_time``, ``last_used_time``) are their epoch seconds;
 - an unknown named node is ``"NAME": {"NAME": "Unknown node "}`` and pbsnodes exits 0.
 
-``-F dsv`` is not emulated.
+Options may follow the names (``pbsnodes -v mom1 -F json``): pbsnodes parses them with
+GNU getopt, which permutes. ``-F dsv`` is not emulated.
 """
 import getopt
 import sys
@@ -114,7 +115,7 @@ def main(argv=None):
     if common.wants_version(argv):
         return 0
     try:
-        opts, names = getopt.getopt(argv, "aovrclC:s:SjLHF:D:")
+        opts, names = getopt.gnu_getopt(argv, "aovrclC:s:SjLHF:D:")
     except getopt.GetoptError:
         sys.stderr.write(USAGE)
         return 1
