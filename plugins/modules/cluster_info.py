@@ -392,12 +392,16 @@ def run_json(module, argv, what):
 
 
 def node_health(document):
-    """``{vnode: {state: [..], comment, jobs: [..]}}`` from ``pbsnodes -a -F json``."""
+    """``{vnode: {state: [..], comment, jobs: [..]}}`` from ``pbsnodes -F json``. The comment
+    is text or None: pbsnodes prints a comment that reads as a number (``42``) as a JSON
+    number."""
     nodes = {}
     for name, attrs in (document.get("nodes") or {}).items():
         state = str(attrs.get("state", ""))
+        comment = attrs.get("comment")
         nodes[name] = dict(state=[piece for piece in state.split(",") if piece],
-                           comment=attrs.get("comment"), jobs=list(attrs.get("jobs") or []))
+                           comment=None if comment is None else str(comment),
+                           jobs=list(attrs.get("jobs") or []))
     return nodes
 
 

@@ -218,3 +218,11 @@ def test_vnodes_without_gathering_nodes_fails(pbs):
     code, result = run(pbs, gather=["held_jobs"], vnodes=["mom1"])
     assert code == 1 and pbs.calls == []
     assert result["msg"] == "vnodes limits gather=[nodes]: add nodes to gather"
+
+
+def test_a_comment_pbsnodes_prints_as_a_number_is_text(pbs):
+    pbs.nodes["mom1"] = node("offline", 42)
+    code, result = run(pbs, gather=["nodes"], vnodes=["mom1"], own_comment_prefix=PREFIX)
+    assert code == 0, result
+    assert result["health"]["nodes"]["mom1"]["comment"] == "42"
+    assert result["problems"][0]["detail"] == "vnode mom1 is offline (comment: 42)"
