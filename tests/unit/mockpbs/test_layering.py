@@ -4,7 +4,8 @@ client, the server, the mom and the ATOM service do not import each other.
 Floors, lowest first:
 
 - ground: every module of ``mockpbs`` outside the packages below (``wire``, ``attributes``,
-  ``arrays``, ``selectspec``, ``pbs``, ``hookrun``, ...); it imports only ground.
+  ``arrays``, ``selectspec``, ``hookrun``, ...), the ``pbs`` package's modules included
+  (``mockpbs.pbs._svr_types``...); it imports only ground.
 - peers: ``mockpbs.cli``, ``mockpbs.server``, ``mockpbs.mom``, ``mockpbs.atom``; each
   imports ground and itself, never another peer.
 - ``mockpbs.testing``: in-process helpers for unit tests; they may import anything, and
