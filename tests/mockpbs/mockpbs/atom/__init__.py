@@ -1,9 +1,9 @@
-"""A mock of Cray's ATOM service (seed ``shasta-pbs-cray-atom-hook.txt``): the REST service
+"""A mock of Cray's ATOM service ("PBS Design Changes for Shasta"): the REST service
 that the ``PBS_cray_atom`` hook (or the bundled ``cray_atom`` hook) calls on every mom at
 execjob_begin (``POST /rm/v1/jobs``) and execjob_end (``DELETE /rm/v1/jobs/<jobid>``).
 
-- :mod:`mockpbs.atom.service`: the HTTP/1.1 server on a UNIX socket
-  (``python -m mockpbs atomd``), keeping the registered jobs in memory.
+- :mod:`mockpbs.atom.service`: the service on a UNIX socket (``python -m mockpbs atomd``),
+  keeping the registered jobs in memory; :mod:`mockpbs.atom.handler` its HTTP/1.1 side.
 - :mod:`mockpbs.atom.faults`: fault injection, shared by the service and its clients
   through a control file next to the socket (``<socket>.faults``).
 - :mod:`mockpbs.atom.client`: a small HTTP client over the UNIX socket (list jobs, stop),

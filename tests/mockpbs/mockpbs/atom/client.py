@@ -1,6 +1,6 @@
 """A minimal HTTP/1.1 client over a UNIX socket (standard library only), for tests and for
 the ``atomd`` command's client options. Not what the hook uses (the hook uses ``requests``
-and ``requests_unixsocket``, as the seed requires)."""
+and ``requests_unixsocket``, as the Shasta design requires)."""
 import http.client
 import json
 import socket

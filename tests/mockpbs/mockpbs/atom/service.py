@@ -1,5 +1,5 @@
-"""``atomd``: the mock ATOM service, HTTP/1.1 on a UNIX socket (seed
-``shasta-pbs-cray-atom-hook.txt``, "Forming the URIs", execjob_begin/execjob_end details).
+"""``atomd``: the mock ATOM service, HTTP/1.1 on a UNIX socket (the design of the Shasta
+PBS Cray ATOM hook: "Forming the URIs", execjob_begin/execjob_end details).
 
 API (JSON bodies; job ids percent-encoded in paths):
 
@@ -14,7 +14,8 @@ API (JSON bodies; job ids percent-encoded in paths):
 A record is ``{"jobid", "uid", "exclusive", "registered" (epoch seconds)}``. Faults are
 injected per :mod:`mockpbs.atom.faults`. Every request is appended as one JSON line to
 ``<socket>.log``: ``{"time", "method", "path", "jobid", "body", "status" (None when
-dropped), "fault" (the action used, or None)}``.
+dropped), "fault" (the action used, or None)}``. :mod:`mockpbs.atom.handler` reads the
+requests and applies the faults; :class:`AtomService` answers them.
 
 Command line (``python -m mockpbs atomd ...``)::
 
@@ -29,12 +30,10 @@ Command line (``python -m mockpbs atomd ...``)::
 The socket is ``--socket``, else ``$ATOMD_SOCKET``, else ``/var/run/atomd/atomd.sock``.
 """
 import argparse
-import http.server
 import json
 import os
 import signal
 import socket
-import socketserver
 import sys
 import threading
 import time
@@ -42,81 +41,9 @@ import urllib.parse
 
 from mockpbs import atom
 from mockpbs.atom import client, faults
+from mockpbs.atom.handler import UnixHTTPServer
 
 JOBS_PATH = atom.API_PREFIX + "/jobs"
-
-
-class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
-    # A delayed request must not hold up shutdown.
-    block_on_close = False
-
-    def __init__(self, sock, service):
-        self.service = service
-        super().__init__(sock, _Handler)
-
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "atomd-mock/1.0"
-
-    # BaseHTTPRequestHandler assumes an (address, port) peer; a UNIX peer has none.
-    def address_string(self):
-        return "unix"
-
-    def log_message(self, format, *args):
-        pass
-
-    def do_POST(self):
-        self._dispatch("POST")
-
-    def do_GET(self):
-        self._dispatch("GET")
-
-    def do_DELETE(self):
-        self._dispatch("DELETE")
-
-    def do_PUT(self):
-        self._dispatch("PUT")
-
-    def _read_body(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length).decode(errors="replace") if length else ""
-
-    def _dispatch(self, method):
-        service = self.server.service
-        body = self._read_body()
-        action = faults.take_action(service.socket_path, method) if method in faults.METHODS else None
-        if action and action.get("delay"):
-            time.sleep(action["delay"])
-        if action and action.get("drop"):
-            service.record(method, self.path, body, None, action)
-            self.close_connection = True
-            try:
-                self.connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            return
-        if action and "status" in action:
-            status, payload = action["status"], {"error": "injected fault %d" % action["status"]}
-        else:
-            status, payload = service.handle(method, self.path, body)
-        service.record(method, self.path, body, status, action)
-        self._answer(status, payload)
-
-    def _answer(self, status, payload):
-        data = b"" if status == 204 or payload is None else json.dumps(payload).encode()
-        try:
-            self.send_response(status)
-            if data:
-                self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            if data:
-                self.wfile.write(data)
-        except OSError:
-            # The client gave up (timeout) while we were delayed.
-            self.close_connection = True
 
 
 class AtomService:
@@ -215,7 +142,7 @@ class AtomService:
                 raise OSError("another service already listens on %s" % self.socket_path)
             finally:
                 probe.close()
-        server = _UnixHTTPServer(self.socket_path, self)
+        server = UnixHTTPServer(self.socket_path, self)
         os.chmod(self.socket_path, 0o660)
         self._server = server
         self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
@@ -290,17 +217,6 @@ def _wait_for(predicate, seconds):
             return True
         time.sleep(faults.POLL_INTERVAL)
     return predicate()
-
-
-def _listening(sock):
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        probe.connect(sock)
-        return True
-    except OSError:
-        return False
-    finally:
-        probe.close()
 
 
 def inject(sock, specs, wait=5.0):
