@@ -229,7 +229,7 @@ def inject(sock, specs, wait=5.0):
         elif method in ("no-socket", "socket"):
             faults.set_no_socket(sock, method == "no-socket")
             gone = method == "no-socket"
-            if not _wait_for(lambda: os.path.exists(sock) != gone, wait):
+            if not _wait_for(lambda gone=gone: os.path.exists(sock) != gone, wait):
                 raise RuntimeError("the service did not %s %s within %gs"
                                    % ("remove" if gone else "restore", sock, wait))
         else:
