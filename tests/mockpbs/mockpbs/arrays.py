@@ -1,7 +1,8 @@
 """Job arrays (``qsub -J``): pure helpers shared by qsub and the server (index ranges,
 array and subjob ids, ``array_state_count``), as OpenPBS 23.06 shows them
 (reference/openpbs/h_job_arrays.txt) and the subjob run_count rules of
-seeds/job-array-subjob-run-count-hold-release.txt.
+the OpenPBS design "Changes to run_count attribute, hold and release operation of
+subjob(s) in a Job Array" (PBS Pro pull request 1119).
 
 Ids: the array (parent) is ``<seq>[].<server>``, subjob ``i`` is ``<seq>[i].<server>``.
 The parent carries ``array = True``, ``array_indices_submitted`` (the ``-J`` text),

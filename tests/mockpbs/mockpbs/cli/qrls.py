@@ -1,6 +1,7 @@
 """``qrls [-h u|o|s] job...``: release holds; without ``-h`` only the user hold (``u``, as
 ``pbs_rlsjob()`` sends). ``qrls -h s <array>`` releases the system-held subjobs of the array,
-then the array (seeds/job-array-subjob-run-count-hold-release.txt interface 3)."""
+then the array (interface 3 of the OpenPBS design "Changes to run_count attribute, hold
+and release operation of subjob(s) in a Job Array")."""
 import getopt
 import sys
 

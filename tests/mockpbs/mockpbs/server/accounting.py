@@ -1,5 +1,5 @@
 """Accounting record bodies (``Q``, ``S``, ``s``, ``e``, ``E``, ``R``), in the field order
-and spacing of reference/openpbs/g_reliable_job_startup_2nodes.txt and of the PP-928 seed's
+and spacing of reference/openpbs/g_reliable_job_startup_2nodes.txt and of the PP-928 design's
 ``s`` example (interface 2).
 
 Every function takes a job dict (PROTOCOL.md shape) and returns the text after

@@ -57,8 +57,10 @@ def release_types(job, types):
 
 def op_release(ctx, message):
     """``req_releasejob()``: jobs and job arrays (a subjob: 15004). Releasing an array
-    first releases the same holds on its held subjobs (seed interface 3): their comment
-    goes; then the array, whose comment becomes ``Job Array Began at ...`` again."""
+    first releases the same holds on its held subjobs (interface 3 of the OpenPBS design
+    "Changes to run_count attribute, hold and release operation of subjob(s) in a Job
+    Array"): their comment goes; then the array, whose comment becomes ``Job Array Began
+    at ...`` again."""
     with ctx.lock:
         job = jobs.job_for_owner(ctx, message, message["jobid"])
         if job.get("_subjob"):

@@ -62,7 +62,8 @@ def reported_run(ctx, message, request):
 
 
 def check_failed_attempts(ctx, job):
-    """Seed "run_count of subjobs", interfaces 1 and 2: a job whose ``run_count`` went
+    """The OpenPBS design "Changes to run_count attribute, hold and release operation of
+    subjob(s) in a Job Array", interfaces 1 and 2: a job whose ``run_count`` went
     above 20 gets a system hold and PBS's comment; a subjob's array is held too."""
     if int(job.get("run_count", "0")) <= MAX_FAILED_RUNS:
         return False

@@ -26,8 +26,9 @@ RUN_REQUESTS = {
 
 
 def run_mode(ctx):
-    """The run request the scheduler uses now (seed "job_run_wait"): ``execjob_hook``,
-    ``runjob_hook`` (only while an enabled runjob hook exists) or ``none``."""
+    """The run request the scheduler uses now (``job_run_wait``, from the OpenPBS design "New
+    sched attribute to control runjob wait"): ``execjob_hook``, ``runjob_hook`` (only while
+    an enabled runjob hook exists) or ``none``."""
     mode = ctx.state.sched.get("job_run_wait", "runjob_hook")
     if mode == "runjob_hook" and not hooks.sorted_hooks(ctx, "runjob"):
         return "none"
