@@ -36,12 +36,6 @@ from ansible_collections.hpc.pbs.plugins.module_utils.hooks import HOOK_NAME
 
 OBJECT_TYPES = ("server", "sched", "queue", "node", "hook", "pbshook")
 
-# Header words of ``list`` output, by object type.
-LIST_HEADER_KIND = {
-    "server": "Server", "sched": "Sched", "queue": "Queue", "node": "Node",
-    "hook": "Hook", "pbshook": "Hook",
-}
-
 EXIT_MISSING_OBJECT = 1
 
 TRUE_WORDS = ("true", "t", "y", "1")

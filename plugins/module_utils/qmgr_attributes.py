@@ -75,7 +75,6 @@ class Integer(object):
     def __init__(self, low=None, high=None, unit=""):
         self.low = low
         self.high = high
-        self.unit = unit
         if low is not None and high is not None:
             span = "from %d to %d" % (low, high)
         elif low is not None:
@@ -161,7 +160,6 @@ class ObjectName(object):
 
     def __init__(self, object_type):
         self.object_type = object_type
-        self.accepted = "the name of an existing %s" % object_type
 
     def problem(self, text, name_problem):
         return name_problem(self.object_type, text)
