@@ -3,7 +3,7 @@ names of the single module it was, and the run state its modules share is the on
 ``pbs._current`` shows."""
 import types
 
-import mockpbs.pbs as pbs
+from mockpbs import pbs
 
 PUBLIC_NAMES = {
     "BadAttributeValueError", "BadAttributeValueTypeError", "BadResourceValueError",
