@@ -4,6 +4,7 @@ only on inputs that must fail before any module runs)."""
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -211,6 +212,31 @@ def test_bad_input_fails_before_any_module_runs(playbook_env, extra_vars, messag
     assert "Install the reliable_job_startup hook with its config" not in output
     assert "Set $job_launch_delay" not in output
     assert "cannot read pbs.conf" not in output
+
+
+@pytest.mark.parametrize("host_vars, message", [
+    ("reliable_job_startup_job_launch_delay=0", "reliable_job_startup_job_launch_delay must be null or whole seconds >= 1"),
+    ("reliable_job_startup_hook_order=1001", "reliable_job_startup_hook_order must be 1-1000"),
+], ids=["zero-delay", "order"])
+def test_a_bad_value_on_one_host_of_many_fails_before_any_module_runs(playbook_env, host_vars, message):
+    """site.yml checks each distinct set of inputs once: a value only the last mom has (its
+    inventory line) is still checked, and stops the run on that mom before anything runs."""
+    base, _inventory, env = playbook_env
+    local = "ansible_connection=local ansible_python_interpreter=%s" % sys.executable
+    inventory = base / "inventory-one-bad-mom.ini"
+    inventory.write_text("[pbs_server]\nsrv %s\n[pbs_mom]\nmom1 %s\nmom2 %s\nmom3 %s %s\n"
+                         % (local, local, local, local, host_vars))
+    extra_vars = {"reliable_job_startup_pbs_conf_file": str(base / "absent" / "pbs.conf")}
+    ansible_playbook = Path(sys.executable).parent / "ansible-playbook"
+    proc = subprocess.run([str(ansible_playbook), "-i", str(inventory), str(REPO / "playbooks" / "site.yml"),
+                           "-e", json.dumps(extra_vars)],
+                          env=env, cwd=str(base), capture_output=True, text=True, timeout=300, check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output
+    assert re.search(r"fatal: \[mom3\]: FAILED!.*" + re.escape(message), output), output
+    assert re.search(r"^mom3\s*:.*failed=1", output, re.M), output
+    assert "Install the reliable_job_startup hook with its config" not in output
+    assert "Set $job_launch_delay" not in output
 
 
 def test_missing_jsonschema_on_the_controller_raises_a_filter_error(monkeypatch):
