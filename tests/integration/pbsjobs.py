@@ -7,13 +7,12 @@ AssertionError with its output (the test then fails, naming the command).
 """
 import json
 import os
-import re
 import shlex
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import polling  # noqa: E402  (wait_for, WaitTimeout)
-import rjs_demo  # noqa: E402  (parse_qstat_f, record_fields are shared)
+import rjs_demo  # noqa: E402  (the qstat -f parsers and record_fields are shared)
 
 SERVER = "pbs-server"
 JOB_USER = "pbsuser"
@@ -21,6 +20,7 @@ PBS_HOME = "/var/spool/pbs"
 REPO = rjs_demo.REPO
 BUNDLED_HOOK = os.path.join(REPO, "files", "hooks", "reliable_job_startup.py")
 parse_qstat_f = rjs_demo.parse_qstat_f
+parse_qstat_jobs = rjs_demo.parse_qstat_jobs
 record_fields = rjs_demo.record_fields
 
 
@@ -184,19 +184,11 @@ def qsub(cluster, args, script=None, user=JOB_USER, check=True):
     return proc.stdout.strip() if check else proc
 
 
-EMPTY_VALUE_RE = re.compile(r"^    (\S+) =\s*$")
-
-
 def qstat_f(cluster, jobid):
     """``qstat -f JOBID`` as a dict (``{}`` when the job is unknown). An attribute printed
     with an empty value (``Submit_arguments = ``) maps to ``""``."""
     proc = run(cluster, SERVER, ["qstat", "-f", jobid], check=False)
-    if proc.returncode != 0:
-        return {}
-    empty = [m.group(1) for m in map(EMPTY_VALUE_RE.match, proc.stdout.splitlines()) if m]
-    attrs = parse_qstat_f("\n".join(l for l in proc.stdout.splitlines() if not EMPTY_VALUE_RE.match(l)))
-    attrs.update((key, "") for key in empty)
-    return attrs
+    return parse_qstat_f(proc.stdout) if proc.returncode == 0 else {}
 
 
 def wait_job(cluster, jobid, predicate, timeout, what):

@@ -79,19 +79,34 @@ def run_playbook(inventory, playbook="playbooks/site.yml", extra_vars_file=DEMO_
     return proc.returncode, proc.stdout, recap
 
 
-def parse_qstat_f(text):
-    """``qstat -f`` output -> dict of attribute -> value (continuation lines joined)."""
-    attrs = {}
-    key = None
+QSTAT_ATTRIBUTE_RE = re.compile(r"^    (\S+) =(?: (.*))?$")
+
+
+def parse_qstat_jobs(text):
+    """``qstat -f [-t]`` output -> ``{job id: {attribute: value}}``, in qstat's order.
+
+    A wrapped value is joined again (each continuation line without its leading tab); an
+    attribute printed with an empty value (``Submit_arguments = ``) maps to ``""``."""
+    jobs, current, last = {}, None, None
     for line in text.splitlines():
         if line.startswith("Job Id:"):
-            attrs["Job Id"] = line.split(":", 1)[1].strip()
-        elif line.startswith("\t") and key:
-            attrs[key] += line.strip()
-        elif " = " in line and line.startswith("    "):
-            key, value = line.strip().split(" = ", 1)
-            attrs[key] = value
-    return attrs
+            current, last = jobs.setdefault(line.split(":", 1)[1].strip(), {}), None
+        elif line.startswith("\t") and current is not None and last:
+            current[last] += line[1:]
+        else:
+            match = QSTAT_ATTRIBUTE_RE.match(line)
+            if match and current is not None:
+                last = match.group(1)
+                current[last] = match.group(2) or ""
+    return jobs
+
+
+def parse_qstat_f(text):
+    """``qstat -f JOBID`` output -> that job's ``{attribute: value}`` with its ``"Job Id"``
+    (:func:`parse_qstat_jobs`); ``{}`` when the text has no job."""
+    for job_id, attrs in parse_qstat_jobs(text).items():
+        return dict(attrs, **{"Job Id": job_id})
+    return {}
 
 
 def accounting_records(cluster, jobid):

@@ -18,6 +18,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import polling  # noqa: E402
+import rjs_demo  # noqa: E402  (parse_qstat_jobs)
 from test_site_sched import ansible_env, run_playbook  # noqa: E402  (shared helpers)
 
 pytestmark = [pytest.mark.integration, pytest.mark.cluster_moms(2)]
@@ -46,16 +47,7 @@ def run(cluster, argv, user=None, input=None):
 
 def qstat_full(cluster):
     """``{job id: {attr: value}}`` from ``qstat -f -t`` (wrapped values joined)."""
-    jobs, current, last = {}, None, None
-    for line in run(cluster, ["/opt/pbs/bin/qstat", "-f", "-t"]).splitlines():
-        if line.startswith("Job Id: "):
-            current = jobs.setdefault(line[8:].strip(), {})
-        elif line.startswith("\t") and current is not None and last:
-            current[last] += line[1:]
-        elif " = " in line and current is not None:
-            last, value = line.strip().split(" = ", 1)
-            current[last] = value
-    return jobs
+    return rjs_demo.parse_qstat_jobs(run(cluster, ["/opt/pbs/bin/qstat", "-f", "-t"]))
 
 
 def wait_until(predicate, timeout, what, explain=None):
