@@ -66,7 +66,7 @@ def test_every_task_belongs_to_a_part(env, inventory, playbook):
 
 
 @pytest.mark.parametrize("playbook, scheduler_tasks", [
-    ("site.yml", ["Check the inputs of sched_tuning", "Set job_run_wait"]),
+    ("site.yml", ["Check the inputs of sched_tuning", "hpc.pbs.sched_tuning : Set job_run_wait of the scheduler"]),
     ("audit.yml", ["Plan the scheduler as site.yml would",
                    "Plan the scheduler attributes as rollout.yml would (check mode)"]),
 ])
@@ -106,7 +106,7 @@ def test_build_ships_the_playbooks(installed):
         assert "playbooks/%s.yml" % name in members, sorted(m for m in members if "playbook" in m)
 
 
-@pytest.mark.parametrize("playbook, scheduler_task", [("hpc.pbs.site", "Set job_run_wait"),
+@pytest.mark.parametrize("playbook, scheduler_task", [("hpc.pbs.site", "hpc.pbs.sched_tuning : Set job_run_wait of the scheduler"),
                                                       ("hpc.pbs.audit", "Plan the scheduler as site.yml would")])
 def test_installed_playbooks_run_by_name(installed, inventory, tmp_path, playbook, scheduler_task):
     """Outside the checkout, with only the installed collection: the README's commands."""
