@@ -11,7 +11,7 @@ what PP-928 hooks use (PP-928 "Reliable job startup", interfaces 5-9):
   ``Resource_List`` (``["select"]`` is a :class:`select`), ``in_ms_mom()``, ``rerun()``,
   ``delete()``, ``release_nodes(keep_select=...)`` (interface 8, see
   :mod:`mockpbs.release_nodes`; its result is a borrowed reference, as in pbs_python: a
-  hook that lets it be freed crashes, see :class:`_BorrowedJob`), ``failed_mom_list`` /
+  hook that lets it be freed crashes, see :class:`._state._BorrowedJob`), ``failed_mom_list`` /
   ``succeeded_mom_list``;
 - :class:`select` with ``increment_chunks`` (interface 7, with every quirk of OpenPBS's
   implementation, see ``tests/reference/increment_chunks_quirks.md``);

@@ -52,7 +52,7 @@ def start_run(hook, event_name, context):
 
 def _job_freed():
     """True when the job ``release_nodes()`` returned was freed before the hook ended (see
-    :class:`_BorrowedJob`): pbs_python would crash writing the hook's results. Call it when
+    :class:`._state._BorrowedJob`): pbs_python would crash writing the hook's results. Call it when
     the hook's code has finished, while its module namespace is still alive."""
     return _state.current.borrowed.job_freed()
 

@@ -29,10 +29,10 @@ class _BorrowedJob:
     hook did. Keeping the returned object referenced until the hook ends avoids it.
 
     The emulator cannot leave a count short, so each such return is an alias of the job
-    (:meth:`_Job._alias`) watched by a weak reference (CPython frees deterministically).
+    (:meth:`._svr_types._Job._alias`) watched by a weak reference (CPython frees deterministically).
     pbs_python's count of the job is the references to the job and to its living aliases,
     less one per alias handed out; it is taken whenever an alias is freed and when the hook
-    ends (:func:`_job_freed`). A count of 0 or less means the job was freed.
+    ends (:func:`._runner._job_freed`). A count of 0 or less means the job was freed.
     """
 
     def __init__(self):

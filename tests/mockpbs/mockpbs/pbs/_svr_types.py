@@ -18,7 +18,7 @@ class _Resources:
     """A ``Resource_List`` / ``resources_available`` mapping. Unset resources read as None;
     setting one records the change (unless the owner is read-only). The owner is held by a
     weak reference, so that the job's reference count is the hook's alone (see
-    :class:`_BorrowedJob`)."""
+    :class:`._state._BorrowedJob`)."""
 
     def __init__(self, owner, values, typed=True):
         object.__setattr__(self, "_owner", weakref.ref(owner))
@@ -164,7 +164,7 @@ class _Job:
 
         Where OpenPBS's C function returns the job (a pruning that succeeded, whether it
         changed anything or not) it returns it as a borrowed reference: the hook must keep
-        the returned object referenced until it ends, see :class:`_BorrowedJob`."""
+        the returned object referenced until it ends, see :class:`._state._BorrowedJob`."""
         if (_state.current.event_type & (EXECJOB_PROLOGUE | EXECJOB_LAUNCH)) == 0:
             return None
         ajob = _state.current.event.job
