@@ -1,7 +1,6 @@
 """Filter hpc.pbs.json_schema_errors, the reliable_job_startup config schema, and the role
 reliable_job_startup's input checks (files are loaded as they ship; ansible-playbook runs
 only on inputs that must fail before any module runs)."""
-import importlib.util
 import json
 import os
 import re
@@ -13,21 +12,15 @@ import pytest
 import yaml
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.hpc.pbs.plugins.filter import schema as schema_filter
+from ansible_collections.hpc.pbs.plugins.filter.schema import json_schema_errors
+
 REPO = Path(__file__).resolve().parents[4]
 HOOKS = REPO / "files" / "hooks"
 ROLE = REPO / "roles" / "reliable_job_startup"
 SCHEMA_TEXT = (HOOKS / "reliable_job_startup.schema.json").read_text()
 SCHEMA = json.loads(SCHEMA_TEXT)
 DEFAULT_CONFIG = json.loads((HOOKS / "reliable_job_startup.json").read_text())
-
-try:
-    from ansible_collections.hpc.pbs.plugins.filter import schema as schema_filter
-except ImportError:  # the collection is not on sys.path: load the plugin file itself
-    _spec = importlib.util.spec_from_file_location("hpc_pbs_filter_schema", REPO / "plugins" / "filter" / "schema.py")
-    schema_filter = importlib.util.module_from_spec(_spec)
-    _spec.loader.exec_module(schema_filter)
-
-json_schema_errors = schema_filter.json_schema_errors
 
 
 def config(**changes):

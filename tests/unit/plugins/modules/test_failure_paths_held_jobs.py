@@ -3,31 +3,19 @@
 OpenPBS ``qrls`` (src/cmds/qrls.c) prints ``qrls: cannot connect to server <server>
 (errno=<n>)`` without a job id when it cannot reach the server, and exits with that
 errno (modulo 256); every job of that call stays held. The qstat / qrls fake is the one
-of test_held_jobs_module.py.
+of the module's tests (``held_jobs_fakes``).
 """
-import importlib.util
-import os
-
 import pytest
 
 from ansible_collections.hpc.pbs.plugins.modules import held_jobs
+from held_jobs_fakes import FakePbs
 from hpc_pbs_module_fakes import run_module
 from mockpbs.cli import qstat as mock_qstat
 
 PBSE_NOSERVER = 15010   # errno qrls reports when no server answers
 
 
-def load_fake_pbs_class():
-    """``FakePbs`` of the held_jobs module tests (loaded by path: the tests are not a
-    package)."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "test_held_jobs_module.py")
-    spec = importlib.util.spec_from_file_location("held_jobs_module_fakes", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.FakePbs
-
-
-class UnreachableServerPbs(load_fake_pbs_class()):
+class UnreachableServerPbs(FakePbs):
     """qstat answers; qrls cannot connect for the jobs in ``unreachable`` (all when it is
     None). qrls handles its ids one by one (a connection each) and exits with the errno
     of the last failure, modulo 256."""
