@@ -115,11 +115,13 @@ def delete_jobs(cluster, jobs):
         cluster.exec(SERVER, ["/opt/pbs/bin/qdel", job])
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def held(pbs_cluster, reject_hook):
-    """A plain job and a 3-subjob array, both held after 21 failed starts. The hook stays
-    enabled until test_recover_releases_after_the_hook_is_fixed disables it."""
+    """A plain job and a 3-subjob array, both held after 21 failed starts, for one test
+    (whatever the order the tests run in: the jobs earlier tests left are deleted first).
+    The hook stays enabled until the test ends or disables it."""
     cluster = pbs_cluster
+    delete_all_jobs(cluster)
     set_hook_enabled(cluster, True)
     job = run(cluster, ["/opt/pbs/bin/qsub", "--", "/bin/sleep", "2"], user="pbsuser").strip()
     array = run(cluster, ["/opt/pbs/bin/qsub", "-J", "1-3", "--", "/bin/sleep", "2"],
