@@ -63,13 +63,13 @@ options:
   vnodes:
     description:
       - Vnode names that limit C(gather=[nodes]) to these vnodes - C(pbsnodes -v -F json
-        NAME...), one call for all of them; RV(health.nodes) then holds just these. Empty
-        (the default) - every vnode (C(pbsnodes -a -F json)).
+        NAME...), one call for all of them; C(nodes) of RV(health) then holds just these.
+        Empty (the default) - every vnode (C(pbsnodes -a -F json)).
       - Only with C(nodes) in O(gather). A name must not be empty nor start with C(-)
         (pbsnodes would take it for an option); a name given twice is asked for once.
-      - A vnode the server does not know fails the module, naming it in the message and in
-        C(unknown_vnodes) (a list of names); real pbsnodes exits 0 then, with C({NAME:
-        "Unknown node "}) in place of the vnode's attributes.
+      - "A vnode the server does not know fails the module, naming it in the message and in
+        C(unknown_vnodes) (a list of names); real pbsnodes exits 0 then, with the entry
+        C(NAME: {NAME: Unknown node}) in place of the vnode's attributes."
       - This reads less than every vnode for a caller interested in one (the rollout's look
         at one host), although pbsnodes itself still asks the server for every vnode once
         before the named ones.
