@@ -28,7 +28,7 @@ import time
 
 from mockpbs import PBS_VERSION
 from mockpbs.cli import common
-from mockpbs.cli.qstat import cjson_print, json_parsed
+from mockpbs.cli.cjson import cjson_print, json_parsed
 
 TIME_ATTRS = ("last_state_change_time", "last_used_time")
 USAGE = """usage:\tpbsnodes [-{o|r}][-C comment][-s server] host host ...

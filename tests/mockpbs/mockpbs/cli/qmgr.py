@@ -91,7 +91,7 @@ def _run_one(command, content_b64):
     fields = {k: v for k, v in message.items() if k != "op"}
     try:
         reply = common.call("qmgr", **fields)
-    except common.ServerUnreachable as exc:
+    except common.ServerUnreachable:
         sys.stderr.write("qmgr: cannot connect to server %s (errno=15010)\n" % common.server_name())
         return 3
     if not reply.get("ok"):
