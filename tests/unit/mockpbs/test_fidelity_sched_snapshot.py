@@ -41,6 +41,11 @@ def _job_state(jobid):
     return next(line.split(" = ")[1] for line in out.splitlines() if "job_state = " in line)
 
 
+def _run_requests(mom):
+    """The job ids of the ``run_job`` requests ``mom`` received, in order."""
+    return [m["job"]["id"] for m in mom.ops("run_job")]
+
+
 def test_cpu_freed_by_a_requeue_during_a_cycle_serves_the_next_cycle(tmp_path, monkeypatch):
     monkeypatch.setattr(runloop, "threading",
                         types.SimpleNamespace(Thread=_InlineRunThread, Condition=threading.Condition))
@@ -57,8 +62,10 @@ def test_cpu_freed_by_a_requeue_during_a_cycle_serves_the_next_cycle(tmp_path, m
                 assert testing.run_cli(qsub.main, ["--", "/bin/true"])[0] == 0
             assert testing.run_cli(qmgr.main, ["-c", "set server scheduling = True"])[0] == 0
             testing.wait_for(lambda: _job_state("0.vm") == "H", "0.vm held after 21 refusals", deadline=60)
-            testing.wait_for(lambda: _job_state("1.vm") == "R", "1.vm running")
-            order = [m["job"]["id"] for m in mom.ops("run_job")]
+            # the server shows R once it sends the run request, which the mom may not have
+            # received yet: wait for both
+            testing.wait_for(lambda: _job_state("1.vm") == "R" and "1.vm" in _run_requests(mom), "1.vm running")
+            order = _run_requests(mom)
             # each cycle tried 0.vm first; the CPU its requeue freed never served 1.vm in
             # the same cycle, so 1.vm ran only once 0.vm was held
             assert order == ["0.vm"] * 21 + ["1.vm"]

@@ -156,13 +156,13 @@ def test_tags_select_the_parts(tmp_path):
     """Tags as site.yml and audit.yml name the parts; the input checks always run."""
     scheduler = list_tasks(tmp_path, "--tags", "scheduler")
     assert "Set the scheduler attributes" in scheduler and "Refuse unknown rollout_" in scheduler
-    assert "Install or update the hook" not in scheduler and "Roll out to one host" not in scheduler
+    assert "Install the reliable_job_startup hook with its config" not in scheduler and "Roll out to one host" not in scheduler
     server_hook = list_tasks(tmp_path, "--tags", "server_hook")
-    assert "Install or update the hook" in server_hook and "Set the server attributes" in server_hook
+    assert "Install the reliable_job_startup hook with its config" in server_hook and "Set the server attributes" in server_hook
     assert "Set the scheduler attributes" not in server_hook and "Mark the node offline" not in server_hook
     moms = list_tasks(tmp_path, "--tags", "mom_tunables")
     assert "Mark the node offline" in moms and all(task in moms for task in GATE_TASKS)
-    assert "Install or update the hook" not in moms
+    assert "Install the reliable_job_startup hook with its config" not in moms
     without_gate = list_tasks(tmp_path, "--skip-tags", "health_gate")
-    assert "Mark the node offline" in without_gate and "Install or update the hook" in without_gate
+    assert "Mark the node offline" in without_gate and "Install the reliable_job_startup hook with its config" in without_gate
     assert not any(task in without_gate for task in GATE_TASKS)
