@@ -48,6 +48,11 @@ def test_molecule_scenario(scenario, tmp_path, pbs_backend, stop_other_clusters)
     env["HPC_PBS_CLUSTER_PYTHON"] = sys.executable
     env["HPC_PBS_MOLECULE_CLUSTER_DIR"] = str(tmp_path / "cluster")
     env["MOLECULE_NO_LOG"] = "false"
+    # molecule installs a copy of the collection into its Ansible home (the venv's
+    # .ansible when VIRTUAL_ENV is set, else ~/.ansible): here a directory of this test,
+    # so no copy outlives the run to shadow the checkout for later tools (ansible-lint).
+    env["ANSIBLE_HOME"] = str(tmp_path / "ansible-home")
+    env.pop("VIRTUAL_ENV", None)
     try:
         proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "molecule"), "test", "-s", scenario],
                               cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -40,6 +40,7 @@ import sys
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 COLLECTION_PATH = ("ansible_collections", "hpc", "pbs")
 DEFAULT_SANITY_ROOT = os.path.join(REPO, "build", "sanity")
+LINT_HOME = os.path.join(REPO, "build", "ansible-lint-home")
 SANITY_HOME = os.path.join(REPO, "build", "ansible-test-home")
 PIP_BOOTSTRAP = os.path.join(REPO, "tests", "sanity", "get_pip_bootstrap.py")
 # The pip version ansible-test bootstraps (ansible-core 2.19: pip 24.2); the cached
@@ -137,9 +138,21 @@ def run_sanity(root, extra_args=()):
     return subprocess.call(command, cwd=target, env=environment)
 
 
+def lint_environment():
+    """The environment of ansible-lint: its Ansible home (where it looks for installed
+    collections before the checkout's ``build/collections`` link) is ``build/ansible-lint-home``,
+    which nothing installs into (``.ansible-lint``: offline). ``~/.ansible`` or the venv's
+    ``.ansible`` may hold an older copy of hpc.pbs that molecule installed: seen first, it
+    would be checked instead of the checkout."""
+    environment = tool_environment(ANSIBLE_HOME=LINT_HOME)
+    environment.pop("VIRTUAL_ENV", None)
+    os.makedirs(os.path.join(LINT_HOME, "collections"), exist_ok=True)
+    return environment
+
+
 def run_lint(extra_args=()):
     """Run ansible-lint in the repository root (its config files there); its exit status."""
-    return subprocess.call([tool_path("ansible-lint")] + list(extra_args), cwd=REPO, env=tool_environment())
+    return subprocess.call([tool_path("ansible-lint")] + list(extra_args), cwd=REPO, env=lint_environment())
 
 
 def parse_arguments(argv):
