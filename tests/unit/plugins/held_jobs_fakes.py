@@ -1,12 +1,9 @@
 """The fake PBS of the ``hpc.pbs.held_jobs`` unit tests: qstat and qrls faked at the process
 boundary (see ``modules/test_held_jobs_module.py``, which describes what the fake prints).
 Shared by the module's tests and its failure-path tests (``modules/test_failure_paths_held_jobs.py``)."""
-import json
 import os
 import re
 from pathlib import Path
-
-from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.hpc.pbs.plugins.module_utils import jobs as jobs_utils
 from mockpbs.cli import qstat as mock_qstat

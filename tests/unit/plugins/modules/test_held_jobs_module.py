@@ -20,8 +20,7 @@ from hpc_pbs_module_fakes import run_module
 from mockpbs.cli import qstat as mock_qstat
 from mockpbs.hookrun import run_hook
 
-from held_jobs_fakes import (ARRAY_HELD, FIXTURE, HELD, OPERATOR, OVERWRITTEN, REPO, RESOURCE_ATTRS, TEMPLATE_IDS,
-                             TEMPLATES, TMPDIR, FakePbs, transcript_blocks)
+from held_jobs_fakes import ARRAY_HELD, FIXTURE, HELD, OPERATOR, OVERWRITTEN, REPO, TMPDIR, FakePbs
 
 
 @pytest.fixture
