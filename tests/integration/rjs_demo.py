@@ -79,14 +79,16 @@ def run_playbook(inventory, playbook="playbooks/site.yml", extra_vars_file=DEMO_
     return proc.returncode, proc.stdout, recap
 
 
-QSTAT_ATTRIBUTE_RE = re.compile(r"^    (\S+) =(?: (.*))?$")
+QSTAT_ATTRIBUTE_RE = re.compile(r"^ +(\S+) =(?: (.*))?$")
 
 
 def parse_qstat_jobs(text):
     """``qstat -f [-t]`` output -> ``{job id: {attribute: value}}``, in qstat's order.
 
     A wrapped value is joined again (each continuation line without its leading tab); an
-    attribute printed with an empty value (``Submit_arguments = ``) maps to ``""``."""
+    attribute printed with an empty value (``Submit_arguments = ``) maps to ``""``. The
+    attribute lines may be indented by any number of blanks (qstat uses four, ``pbsnodes
+    NAME`` five: test_cray_atom reads a vnode's attributes with it)."""
     jobs, current, last = {}, None, None
     for line in text.splitlines():
         if line.startswith("Job Id:"):
