@@ -181,6 +181,21 @@ def playbook_env(tmp_path_factory):
     return base, inventory, env
 
 
+def run_site_expecting_failure(playbook_env, inventory, extra_vars):
+    """ansible-playbook site.yml on ``inventory`` with ``extra_vars``; its output, once it
+    has failed. A pbs.conf that does not exist is passed: if a module ran after all, it
+    could touch nothing."""
+    base, _inventory, env = playbook_env
+    extra_vars = dict(extra_vars, reliable_job_startup_pbs_conf_file=str(base / "absent" / "pbs.conf"))
+    ansible_playbook = Path(sys.executable).parent / "ansible-playbook"
+    proc = subprocess.run([str(ansible_playbook), "-i", str(inventory), str(REPO / "playbooks" / "site.yml"),
+                           "-e", json.dumps(extra_vars)],
+                          env=env, cwd=str(base), capture_output=True, text=True, timeout=300, check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output
+    return output
+
+
 @pytest.mark.parametrize("extra_vars, message", [
     ({"reliable_job_startup_config": {"increment": "abc%"}}, "increment: 'abc%' does not match"),
     ({"reliable_job_startup_config": {"increment": -1}}, "increment: -1 is less than the minimum of 1"),
@@ -192,15 +207,8 @@ def playbook_env(tmp_path_factory):
     ({"reliable_job_startup_hook_order": 1001}, "reliable_job_startup_hook_order must be 1-1000"),
 ], ids=["bad-increment", "negative-increment", "unknown-key", "zero-delay", "text-alarm", "pbs-name", "order"])
 def test_bad_input_fails_before_any_module_runs(playbook_env, extra_vars, message):
-    base, inventory, env = playbook_env
-    # A pbs.conf that does not exist: if a module ran after all, it could touch nothing.
-    extra_vars = dict(extra_vars, reliable_job_startup_pbs_conf_file=str(base / "absent" / "pbs.conf"))
-    ansible_playbook = Path(sys.executable).parent / "ansible-playbook"
-    proc = subprocess.run([str(ansible_playbook), "-i", str(inventory), str(REPO / "playbooks" / "site.yml"),
-                           "-e", json.dumps(extra_vars)],
-                          env=env, cwd=str(base), capture_output=True, text=True, timeout=300, check=False)
-    output = proc.stdout + proc.stderr
-    assert proc.returncode != 0, output
+    _base, inventory, _env = playbook_env
+    output = run_site_expecting_failure(playbook_env, inventory, extra_vars)
     assert message in output, output
     assert "Install the reliable_job_startup hook with its config" not in output
     assert "Set $job_launch_delay" not in output
@@ -214,18 +222,12 @@ def test_bad_input_fails_before_any_module_runs(playbook_env, extra_vars, messag
 def test_a_bad_value_on_one_host_of_many_fails_before_any_module_runs(playbook_env, host_vars, message):
     """site.yml checks each distinct set of inputs once: a value only the last mom has (its
     inventory line) is still checked, and stops the run on that mom before anything runs."""
-    base, _inventory, env = playbook_env
+    base = playbook_env[0]
     local = "ansible_connection=local ansible_python_interpreter=%s" % sys.executable
     inventory = base / "inventory-one-bad-mom.ini"
     inventory.write_text("[pbs_server]\nsrv %s\n[pbs_mom]\nmom1 %s\nmom2 %s\nmom3 %s %s\n"
                          % (local, local, local, local, host_vars))
-    extra_vars = {"reliable_job_startup_pbs_conf_file": str(base / "absent" / "pbs.conf")}
-    ansible_playbook = Path(sys.executable).parent / "ansible-playbook"
-    proc = subprocess.run([str(ansible_playbook), "-i", str(inventory), str(REPO / "playbooks" / "site.yml"),
-                           "-e", json.dumps(extra_vars)],
-                          env=env, cwd=str(base), capture_output=True, text=True, timeout=300, check=False)
-    output = proc.stdout + proc.stderr
-    assert proc.returncode != 0, output
+    output = run_site_expecting_failure(playbook_env, inventory, {})
     assert re.search(r"fatal: \[mom3\]: FAILED!.*" + re.escape(message), output), output
     assert re.search(r"^mom3\s*:.*failed=1", output, re.M), output
     assert "Install the reliable_job_startup hook with its config" not in output
