@@ -70,8 +70,25 @@ class _Resources:
     __repr__ = __str__
 
 
-class _Job:
+class _AttributeObject:
+    """What a job and a vnode share: attributes read from ``_values`` (an unset one reads as
+    None, as in pbs_python) and the settable check of their kind (``_KIND``)."""
+
+    _KIND = None
+
+    def _check_writable(self, name, kind=None):
+        _check_settable(self._readonly, kind or self._KIND, name)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._values.get(name)
+
+
+class _Job(_AttributeObject):
     """``pbs.event().job``: attributes from the job dict (strings as ``qstat -f`` shows them)."""
+
+    _KIND = "job"
 
     def __init__(self, values, failed_mom_list=None, succeeded_mom_list=None, in_ms_mom=False):
         object.__setattr__(self, "_values", {})
@@ -101,14 +118,6 @@ class _Job:
         if key in _INT_JOB_ATTRIBUTES and not isinstance(value, int):
             return int(value)
         return value
-
-    def _check_writable(self, name, kind="job"):
-        _check_settable(self._readonly, kind, name)
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return self._values.get(name)
 
     def __setattr__(self, name, value):
         self._check_writable(name)
@@ -199,8 +208,10 @@ class _Job:
         return _state.current.borrowed.hand_out(self)
 
 
-class _Vnode:
+class _Vnode(_AttributeObject):
     """A ``pbs.vnode``: ``name``, ``state`` (ND_* mask), ``comment``, ``resources_available``..."""
+
+    _KIND = "vnode"
 
     def __init__(self, values):
         values = dict(values or {})
@@ -212,14 +223,6 @@ class _Vnode:
         for key in ("resources_available", "resources_assigned"):
             self._values[key] = _Resources(self, values.pop(key, {}), typed=False)
         self._values.update(values)
-
-    def _check_writable(self, name, kind="vnode"):
-        _check_settable(self._readonly, kind, name)
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return self._values.get(name)
 
     def __setattr__(self, name, value):
         self._check_writable(name)
