@@ -59,23 +59,20 @@ bench: deps venv collection openpbs
 	$(PY) tests/benchmark/bench_rollout.py $(BENCH_ARGS)
 
 # Mutation testing (mutmut 2.x) of plugins/module_utils, plugins/modules and files/hooks
-# against their unit tests; not part of `make test` (too slow for CI). mutmut rewrites the
-# files it mutates, so it works on a copy of the working tree in $(MUTATION_DIR) (its cache
-# kept between runs: only changed code is tested again); each mutant's tests run in their
-# own PID namespace. Settings: tests/mutation/. Last score: docs/testing.md. String
-# literals are not mutated unless MUTATION_TYPES= is given empty (they double the run time).
+# against their unit tests; not part of `make test` (too slow for CI). tests/mutation/run.py
+# runs mutmut on MUTATION_JOBS worker copies of the working tree in $(MUTATION_DIR) (mutmut
+# rewrites the file it mutates), one product file at a time, each with its own cache kept
+# between runs (only changed code is tested again); each mutant's tests run in their own
+# PID namespace. Settings: tests/mutation/. Last score: docs/testing.md. String literals
+# are not mutated unless MUTATION_TYPES= is given empty (they double the run time);
+# MUTATION_PATHS limits a run to some product files or directories.
 MUTATION_DIR := build/mutation
+MUTATION_JOBS ?= $(shell nproc)
 MUTATION_TYPES ?= --disable-mutation-types=string
-MUTMUT_ARGS ?=
+MUTATION_PATHS ?=
 mutation: venv collection
-	@mkdir -p $(MUTATION_DIR)
-	@find $(MUTATION_DIR) -mindepth 1 -maxdepth 1 ! -name .mutmut-cache -exec rm -rf {} +
-	@git ls-files -z --cached --others --exclude-standard \
-	  | tar --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -C $(MUTATION_DIR) -xf -
-	@cp tests/mutation/setup.cfg tests/mutation/mutmut_config.py $(MUTATION_DIR)/
-	cd $(MUTATION_DIR) && export PATH=$(CURDIR)/$(VENV)/bin:$$PATH \
-	  && { mutmut run --no-progress $(MUTATION_TYPES) $(MUTMUT_ARGS) 2>&1 | tee mutmut-run.log; mutmut results; \
-	       python $(CURDIR)/tests/mutation/score.py; }
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) tests/mutation/run.py --dir $(MUTATION_DIR) \
+	  --jobs $(MUTATION_JOBS) --mutmut-args="$(MUTATION_TYPES)" $(MUTATION_PATHS)
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

@@ -1,6 +1,7 @@
 """Print the score of the last ``make mutation`` run and fail below the target.
 
-Reads mutmut 2.x's cache (``.mutmut-cache``, SQLite, in the current directory) and prints
+Reads mutmut 2.x caches (``--cache``, SQLite, repeatable; ``make mutation`` keeps one per
+product file; default ``.mutmut-cache`` in the current directory) and prints
 one row per mutated path (``plugins/module_utils``, ``plugins/modules``, ``files/hooks``)
 and a total: mutants killed, survived, timed out, suspicious (killed, but slowly), skipped
 and untested (``--by-file``: one row per mutated file). The score is killed / tested,
@@ -57,14 +58,21 @@ def print_row(label, counter):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cache", default=".mutmut-cache")
+    parser.add_argument("--cache", action="append",
+                        help="a mutmut cache (SQLite); repeat for several (default .mutmut-cache)")
     parser.add_argument("--target", type=float, default=90.0, help="minimum score, percent")
     parser.add_argument("--by-file", action="store_true", help="one row per mutated file")
     args = parser.parse_args(argv)
-    if not os.path.exists(args.cache):
-        print("no %s here: run `make mutation` first" % args.cache, file=sys.stderr)
+    caches = args.cache or [".mutmut-cache"]
+    missing = [c for c in caches if not os.path.exists(c)]
+    if missing:
+        print("no %s: run `make mutation` first" % ", ".join(missing), file=sys.stderr)
         return 2
-    total_score = score(print_table(counts_by_path(args.cache, args.by_file)))
+    counts = collections.defaultdict(collections.Counter)
+    for cache in caches:
+        for path, counter in counts_by_path(cache, args.by_file).items():
+            counts[path].update(counter)
+    total_score = score(print_table(counts))
     if total_score is None:
         print("no mutant was tested", file=sys.stderr)
         return 2
