@@ -90,6 +90,8 @@ def serve(host, port, dispatch):
     return the server object (already serving in a daemon thread)."""
     server = _ThreadingServer((host, port), _Handler)
     server.dispatch = dispatch
-    thread = threading.Thread(target=server.serve_forever, name="wire-%s" % port, daemon=True)
+    # shutdown() waits for serve_forever's next poll: 0.5 s by default, on every stop.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                              name="wire-%s" % port, daemon=True)
     thread.start()
     return server
