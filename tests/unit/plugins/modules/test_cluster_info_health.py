@@ -214,10 +214,21 @@ def test_an_unusable_vnode_name_fails_before_anything_runs(pbs, name, why):
     assert result["msg"] == "vnodes: %s is not a vnode name" % why
 
 
-def test_vnodes_without_gathering_nodes_fails(pbs):
-    code, result = run(pbs, gather=["held_jobs"], vnodes=["mom1"])
+@pytest.mark.parametrize("gather", [["held_jobs"], None])
+def test_vnodes_without_gathering_nodes_fails(pbs, gather):
+    args = {"gather": gather} if gather is not None else {}   # None: gather left out
+    code, result = run(pbs, vnodes=["mom1"], **args)
     assert code == 1 and pbs.calls == []
     assert result["msg"] == "vnodes limits gather=[nodes]: add nodes to gather"
+
+
+def test_a_vnode_name_written_as_a_number_is_a_name(pbs):
+    # YAML gives `vnodes: [101]` as an integer; PBS vnode names are strings.
+    pbs.nodes["101"] = node("free")
+    code, result = run(pbs, gather=["nodes"], vnodes=[101])
+    assert code == 0, result
+    assert pbs.calls == [[pbs.bin + "/pbsnodes", "-v", "-F", "json", "101"]]
+    assert list(result["health"]["nodes"]) == ["101"]
 
 
 def test_a_comment_pbsnodes_prints_as_a_number_is_text(pbs):
