@@ -276,3 +276,26 @@ def test_an_option_no_rule_knows_is_not_compared_with_the_log():
     assert opts.expected_log_line("configversion", "2") is None
     assert md.running_differences("", {"configversion": "2", "usecp": ["a:/b /c"]},
                                   ["configversion", "usecp"]) == []
+
+
+# -- plan: every problem of a task at once, the options to remove ---------------------------
+
+@pytest.mark.parametrize("name", ["", "job launch_delay", "$job_launch_delay"])
+@pytest.mark.parametrize("state, value", [("absent", 45), ("present", None)])
+def test_a_line_to_remove_needs_an_option_name(name, state, value):
+    with pytest.raises(MomConfigValueError) as info:
+        opts.plan({name: value}, state)
+    assert str(info.value) == "%r is not an option name (give it without '$')" % name
+
+
+def test_the_options_after_a_removal_are_still_planned():
+    desired, remove, expected = opts.plan({"sister_join_job_alarm": None, "job_launch_delay": 45}, "present")
+    assert (desired, remove) == ({"job_launch_delay": ["45"]}, {"sister_join_job_alarm"})
+    assert len(expected) == 1
+
+
+def test_every_bad_value_of_a_task_is_named_at_once():
+    with pytest.raises(MomConfigValueError) as info:
+        opts.plan({"job_launch_delay": -1, "sister_join_job_alarm": "soon"}, "present")
+    problems = str(info.value).splitlines()
+    assert len(problems) == 2 and problems[0].startswith("job_launch_delay") and "sister_join_job_alarm" in problems[1]
