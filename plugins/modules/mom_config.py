@@ -327,16 +327,18 @@ def differences_text(differences):
 
 def write_atomically(module, path, data):
     """Replace ``path`` by ``data`` through a temporary file in the same directory;
-    ``atomic_move`` keeps the owner and mode of an existing file (a new one gets 0644)."""
+    ``atomic_move`` keeps the owner and mode of an existing file. A new one gets 0644:
+    ``atomic_move`` would give it 0666 less the umask (0666 under umask 0, and pbs_mom
+    refuses a config file others may write)."""
     directory = os.path.dirname(path) or "."
     existed = os.path.exists(path)
     fd, tmp = tempfile.mkstemp(prefix=".config.", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        if not existed:
-            os.chmod(tmp, NEW_FILE_MODE)
         module.atomic_move(tmp, path)
+        if not existed:
+            os.chmod(path, NEW_FILE_MODE)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
