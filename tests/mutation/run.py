@@ -67,8 +67,11 @@ def mutate(worker, path, args, out):
         shutil.copy2(cache, worker_cache)
     elif os.path.exists(worker_cache):
         os.remove(worker_cache)
+    # The worker's copy is the tree as it was when the run started: test files added since
+    # are tested on the next run.
+    tests = [t for t in mutmut_config.tests_for(path) if os.path.exists(os.path.join(worker, t))]
     command = ["mutmut", "run", "--no-progress", "--paths-to-mutate", path,
-               "--runner", mutmut_config.runner(mutmut_config.tests_for(path))] + args.mutmut_args
+               "--runner", mutmut_config.runner(tests or mutmut_config.TEST_DIRS)] + args.mutmut_args
     with open(os.path.join(out, "logs", slug(path) + ".log"), "w") as log:
         code = subprocess.call(command, cwd=worker, stdout=log, stderr=subprocess.STDOUT)
     if os.path.exists(worker_cache):
