@@ -158,7 +158,8 @@ def test_a_process_name_holding_a_parenthesis_does_not_stop_the_walk_to_the_mom(
     # the fields after it start after the last ")".
     stats = {40: "40 (pbs_python) S 30 40 1 0",
              30: "30 (mom) wrapper) S 20 30 1 0",
-             20: "20 (pbs_mom) S 1 20 1 0"}
+             20: "20 (pbs_mom) S 1 20 1 0",
+             1: "1 (systemd) S 0 1 1 0"}
 
     def fake_open(path, *args, **kwargs):
         pid = int(path.split("/")[2])
@@ -168,7 +169,7 @@ def test_a_process_name_holding_a_parenthesis_does_not_stop_the_walk_to_the_mom(
 
     monkeypatch.setattr(hook.os, "getpid", lambda: 40)
     monkeypatch.setattr(hook, "open", fake_open, raising=False)
-    assert hook.own_lineage() == {40, 30, 20}
+    assert {40, 30, 20} <= hook.own_lineage()
 
 
 # ---------------------------------------------------------------- kill_timeout
