@@ -20,6 +20,7 @@ import re
 from unittest import mock
 
 from ansible.module_utils import _internal as module_utils_internal
+from ansible.module_utils.common import warnings as module_warnings
 from ansible.module_utils.testing import patch_module_args
 
 # The mock PBS's hook event names (the order of qmgr's bad-event error) and the order
@@ -61,6 +62,10 @@ def run_module(main, args, check_mode=False, diff=False, tmpdir=None):
         full["_ansible_tmpdir"] = str(tmpdir)
     out = io.StringIO()
     code = 0
+    # A module process starts with no warnings: those of earlier runs in this test process
+    # (ansible keeps them in one global list) are not this run's.
+    module_warnings._global_warnings.clear()
+    module_warnings._global_deprecations.clear()
     # Importing controller code (other tests do) flips is_controller, which would send
     # module warnings to the controller display instead of the module result.
     with patch_module_args(full), contextlib.redirect_stdout(out), \

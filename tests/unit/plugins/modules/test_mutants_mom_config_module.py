@@ -21,7 +21,6 @@ import tempfile
 import types
 
 import pytest
-from ansible.module_utils.common import warnings as ansible_warnings
 
 from ansible_collections.hpc.pbs.plugins.module_utils import mom_daemon as md
 from ansible_collections.hpc.pbs.plugins.module_utils import polling
@@ -36,16 +35,6 @@ PID = 4242
 RESTARTED = (True, "pbs_mom was started again with -p (running jobs kept), pid 4343")
 REJECTED = (False, "pbs_mom rejected the config: 10/01/2026 08:00:00;0001;pbs_mom;Svr;"
                    "parse_config;command name alien_kill not found")
-
-
-@pytest.fixture(autouse=True)
-def keep_warnings_to_this_file():
-    """Module warnings collect in one list per process: take this file's out again, so
-    that tests run after it that count their warnings see only theirs."""
-    before = dict(ansible_warnings._global_warnings)
-    yield
-    ansible_warnings._global_warnings.clear()
-    ansible_warnings._global_warnings.update(before)
 
 
 def fake_clock(monkeypatch, module):
