@@ -21,8 +21,8 @@ the URIs"). URLs are ``http+unix://<percent-encoded socket path>/rm/v1/jobs`` an
 ``.../rm/v1/jobs/<percent-encoded job id>``.
 
 execjob_begin: ``POST /rm/v1/jobs`` with ``{"jobid", "uid" (the job's euser), "exclusive"}``.
-200 accepts. 400 (the job may be registered already): ``DELETE`` it (204 or 404 are
-fine) and POST once more, which must answer 200. Anything else - another code, a timeout
+200 accepts. 400 (the job may be registered already): ``DELETE`` it (any answer below
+400, and 404, are fine) and POST once more, which must answer 200. Anything else - another code, a timeout
 (``post_timeout``), a refused or dropped connection, an unknown euser - makes the hook
 fail with :class:`AtomRegistrationError`: an unhandled exception is a hook *error* to PBS,
 which is what applies ``fail_action=offline_vnodes`` (an explicit ``reject()`` would not
@@ -270,7 +270,8 @@ def register(event, config):
             pbs.logmsg(pbs.LOG_WARNING, "%s: job %s may already be registered: removing it and registering again"
                        % (name, jobid))
             removed, removed_body = call(name, "DELETE", jobs_url(config, jobid), config["delete_timeout"])
-            if removed not in (200, 204, 404):
+            # As PBS_cray_atom (raise_for_status): any answer below 400, and 404, is fine.
+            if removed >= 400 and removed != 404:
                 raise AtomRequestFailed("DELETE of the stale registration answered %d: %s" % (removed, removed_body))
             status, body = call(name, "POST", jobs_url(config), config["post_timeout"], payload)
     except AtomRequestFailed as err:

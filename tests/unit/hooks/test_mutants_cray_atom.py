@@ -170,13 +170,15 @@ def test_the_log_shows_the_posted_fields_and_a_delete_without_a_body(workdir, at
 
 
 # ---------------------------------------------------------------- a stale registration
-def test_a_stale_registration_deleted_with_200_is_registered_again(workdir, atomd):
-    # PBS_cray_atom accepts any 2xx of that DELETE (raise_for_status), 200 included.
+@pytest.mark.parametrize("deleted", [200, 202, 204, 404])
+def test_a_stale_registration_deleted_is_registered_again(workdir, atomd, deleted):
+    # PBS_cray_atom: raise_for_status() on that DELETE, then 404 forgiven: any answer below
+    # 400, and 404, lets it POST again.
     faults.set_actions(atomd.socket_path, "POST", [{"status": 400}])
-    faults.set_actions(atomd.socket_path, "DELETE", [{"status": 200}])
+    faults.set_actions(atomd.socket_path, "DELETE", [{"status": deleted}])
     result = run(workdir, "execjob_begin", context(), service=atomd)
     assert result["accepted"] and result["exception"] is None, result
-    assert requests_seen(atomd) == [("POST", 400), ("DELETE", 200), ("POST", 200)]
+    assert requests_seen(atomd) == [("POST", 400), ("DELETE", deleted), ("POST", 200)]
     assert list(atomd.jobs) == ["5.pbs-server"]
 
 
