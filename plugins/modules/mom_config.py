@@ -133,7 +133,7 @@ options:
         start or HUP), and still reports C(changed) with a warning when the running mom
         differs from the file, so that a handler it notifies reloads it; C(always)
         reloads on every run and verifies the values (a handler's choice).
-      - Accepted values - a boolean, C(changed), C(always), C(never).
+      - Accepted values - a boolean in any spelling Ansible takes (C(true)/C(false), C(yes)/C(no), C(on)/C(off), C(1)/C(0), ...), C(changed), C(always), C(never).
     type: raw
     default: true
   mom_not_running:
@@ -262,6 +262,7 @@ import os
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
     enabled_alarms, read_hook_dir)
@@ -278,9 +279,7 @@ from ansible_collections.hpc.pbs.plugins.module_utils.polling import WaitTimeout
 
 NEW_FILE_MODE = 0o644
 LOCK_NAME = ".hpc_pbs_mom_config.lock"
-RELOAD_WORDS = {"changed": "changed", "true": "changed", "yes": "changed", "on": "changed",
-                "always": "always", "never": "never", "false": "never", "no": "never",
-                "off": "never"}
+RELOAD_MODES = ("changed", "always", "never")
 # Hook event whose enabled alarms an option should cover (PP-928 interfaces 3 and 4).
 OPTION_EVENT = {"job_launch_delay": "execjob_prologue",
                 "sister_join_job_alarm": "execjob_begin"}
@@ -289,10 +288,16 @@ EXIT_GRACE_SECONDS = 5
 
 
 def reload_mode(value):
-    """``changed`` / ``always`` / ``never`` for the ``reload`` option, or None if invalid."""
-    if isinstance(value, bool):
-        return "changed" if value else "never"
-    return RELOAD_WORDS.get(str(value).strip().lower())
+    """``changed`` / ``always`` / ``never`` for the ``reload`` option, or None if invalid.
+    A boolean in any spelling Ansible takes (true/yes/on/1/y/t...) is ``changed`` when
+    true, ``never`` when false."""
+    word = str(value).strip().lower()
+    if word in RELOAD_MODES:
+        return word
+    try:
+        return "changed" if boolean(value, strict=True) else "never"
+    except TypeError:
+        return None
 
 
 def show(value):

@@ -389,3 +389,14 @@ def test_a_frozen_mom_after_an_earlier_write_says_the_file_was_not_changed_by_th
     assert ("was not changed by this task: it already held job_launch_delay 45"
             in result["msg"]), result["msg"]
     assert "The mom still runs" in result["msg"]
+
+
+@pytest.mark.parametrize("value, mode", [
+    (True, "changed"), ("yes", "changed"), ("On", "changed"), (1, "changed"), ("1", "changed"),
+    ("y", "changed"), ("t", "changed"), ("changed", "changed"), (" Always ", "always"),
+    (False, "never"), ("no", "never"), ("off", "never"), (0, "never"), ("0", "never"),
+    ("n", "never"), ("f", "never"), ("never", "never"),
+    ("sometimes", None), (2, None), ("", None), (["yes"], None),
+])
+def test_reload_takes_every_boolean_spelling_ansible_takes(value, mode):
+    assert mom_module.reload_mode(value) == mode
