@@ -133,7 +133,8 @@ options:
         start or HUP), and still reports C(changed) with a warning when the running mom
         differs from the file, so that a handler it notifies reloads it; C(always)
         reloads on every run and verifies the values (a handler's choice).
-      - Accepted values - a boolean in any spelling Ansible takes (C(true)/C(false), C(yes)/C(no), C(on)/C(off), C(1)/C(0), ...), C(changed), C(always), C(never).
+      - Accepted values - a boolean in any spelling Ansible takes (C(true)/C(false),
+        C(yes)/C(no), C(on)/C(off), C(1)/C(0), ...), C(changed), C(always), C(never).
     type: raw
     default: true
   mom_not_running:
