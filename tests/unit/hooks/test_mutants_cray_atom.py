@@ -182,15 +182,16 @@ def test_a_stale_registration_deleted_is_registered_again(workdir, atomd, delete
     assert list(atomd.jobs) == ["5.pbs-server"]
 
 
-def test_a_stale_registration_whose_delete_fails_fails_the_hook(workdir, atomd):
-    # PBS_cray_atom: a DELETE answering neither 2xx nor 404 is an OfflineError (fail_action).
+@pytest.mark.parametrize("answer", [400, 401, 500])
+def test_a_stale_registration_whose_delete_fails_fails_the_hook(workdir, atomd, answer):
+    # PBS_cray_atom: a DELETE answering 400 or above, but 404, is an OfflineError (fail_action).
     faults.set_actions(atomd.socket_path, "POST", [{"status": 400}])
-    faults.set_actions(atomd.socket_path, "DELETE", [{"status": 500}])
+    faults.set_actions(atomd.socket_path, "DELETE", [{"status": answer}])
     result = run(workdir, "execjob_begin", context(), service=atomd)
     assert not result["accepted"]
     assert raised(result).startswith("AtomRegistrationError: cray_atom: job 5.pbs-server not registered: "
-                                     "DELETE of the stale registration answered 500: ")
-    assert requests_seen(atomd) == [("POST", 400), ("DELETE", 500)]
+                                     "DELETE of the stale registration answered %d: " % answer)
+    assert requests_seen(atomd) == [("POST", 400), ("DELETE", answer)]
     assert atomd.jobs == {}
 
 
