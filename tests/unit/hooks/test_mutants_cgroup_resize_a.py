@@ -179,7 +179,12 @@ def test_a_busy_cgroup_is_given_up_once_kill_timeout_has_passed(hook, monkeypatc
     once kill_timeout seconds have passed, not much later."""
     clock = [1000.0]
     monkeypatch.setattr(hook.time, "time", lambda: clock[0])
-    monkeypatch.setattr(hook.time, "sleep", lambda seconds: clock.__setitem__(0, clock[0] + seconds))
+
+    def sleep(seconds):
+        clock[0] += seconds
+        assert clock[0] - 1000.0 < 100 * (timeout + 1), "still polling long after kill_timeout"
+
+    monkeypatch.setattr(hook.time, "sleep", sleep)
 
     def busy(path):
         raise OSError(errno.EBUSY, "Device or resource busy")
