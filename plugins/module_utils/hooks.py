@@ -38,8 +38,6 @@ NEW_SITE_HOOK = {
     "order": "1", "debug": "false", "fail_action": "none",
 }
 
-# Attributes a built-in pbshook lets a site change (transcript b_pbshook...).
-PBSHOOK_MANAGEABLE = ("enabled", "event", "alarm", "order", "fail_action")
 
 CONTENT_BODY = "application/x-python"
 CONTENT_CONFIG = "application/x-config"

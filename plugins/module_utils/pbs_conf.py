@@ -51,7 +51,7 @@ class PbsPaths(object):
     (PBS_EXEC).
     """
 
-    def __init__(self, conf_file, conf, conf_found=True):
+    def __init__(self, conf_file, conf, conf_found):
         self.conf_file = conf_file
         self.conf_found = conf_found
         self.conf = conf
