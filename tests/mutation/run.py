@@ -17,6 +17,7 @@ import argparse
 import os
 import queue
 import shutil
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -74,10 +75,26 @@ def mutate(worker, path, args, out):
                "--runner", mutmut_config.runner(tests or mutmut_config.TEST_DIRS)] + args.mutmut_args
     with open(os.path.join(out, "logs", slug(path) + ".log"), "w") as log:
         code = subprocess.call(command, cwd=worker, stdout=log, stderr=subprocess.STDOUT)
+        # mutmut 2.5.1 now and then leaves a survivor of an earlier run untested (its
+        # status keeps the old tests' hash): test each such mutant alone, as `mutmut run ID`.
+        for mutant_id in not_retested(worker_cache) if code != 1 else ():
+            subprocess.call(command[:2] + [str(mutant_id)] + command[2:], cwd=worker,
+                            stdout=log, stderr=subprocess.STDOUT)
     if os.path.exists(worker_cache):
         shutil.copy2(worker_cache, cache + ".new")
         os.replace(cache + ".new", cache)
     return code
+
+
+def not_retested(cache):
+    """Ids of the mutants of ``cache`` not killed and not tested against the current tests."""
+    if not os.path.exists(cache):
+        return []
+    with sqlite3.connect(cache) as db:
+        current = dict(db.execute("SELECT key, value FROM MiscData")).get("hash_of_tests")
+        return [row[0] for row in db.execute(
+            "SELECT id FROM Mutant WHERE status NOT IN ('ok_killed', 'ok_suspicious')"
+            " AND (tested_against_hash IS NULL OR tested_against_hash != ?)", (current,))]
 
 
 def main(argv=None):
