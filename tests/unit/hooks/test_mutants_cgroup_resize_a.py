@@ -10,9 +10,7 @@ hook calls ``main()`` only when run by pbs_python, as ``builtins``); the whole-e
 it through :mod:`mockpbs.harness` as the other cgroup_resize tests do.
 """
 import errno
-import importlib.util
 import io
-import sys
 import types
 from pathlib import Path
 
@@ -25,24 +23,10 @@ HOOK_FILE = REPO / "files" / "hooks" / "cgroup_resize.py"
 KB = 1024
 
 
-class EventIncompatibleError(Exception):
-    pass
-
-
 @pytest.fixture
-def hook(monkeypatch):
-    """The hook file as a module, importing a minimal stand-in ``pbs``."""
-    pbs = types.ModuleType("pbs")
-    pbs.EventIncompatibleError = EventIncompatibleError
-    pbs.hook_config_filename = None
-    pbs.LOG_ERROR = 2
-    pbs.logmsg = lambda *args: None
-    pbs.logjobmsg = lambda *args: None
-    monkeypatch.setitem(sys.modules, "pbs", pbs)
-    spec = importlib.util.spec_from_file_location("cgroup_resize_under_test", str(HOOK_FILE))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def hook(load_hook):
+    """The hook file as a module, importing a minimal stand-in ``pbs`` (conftest.py)."""
+    return load_hook(HOOK_FILE)
 
 
 # ---------------------------------------------------------------- config

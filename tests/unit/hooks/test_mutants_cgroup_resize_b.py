@@ -9,7 +9,6 @@ test_cgroup_resize.py; the removal and mkdir failures load the hook file in-proc
 stand-in ``pbs`` module) to give it a kernel that answers EBUSY or EAGAIN and a fake clock.
 """
 import errno
-import importlib.util
 import os
 import sys
 import types
@@ -118,34 +117,25 @@ def test_a_v1_host_without_the_memory_controller_is_rejected(tmp_path):
 
 
 # ---------------------------------------------------------------- the prefix cgroup (v1)
-def test_an_existing_prefix_cpuset_without_cpus_and_mems_gets_its_parents(tmp_path):
-    """A v1 cpuset made by someone else (or by a run that stopped half-way) starts with
-    empty cpuset.cpus and cpuset.mems, and no task can enter a cpuset without them: the
-    hook fills them in from the parent as it does for one it creates."""
+@pytest.mark.parametrize("cpus, mems, after, job_cpus", [
+    # A v1 cpuset made by someone else (or by a run that stopped half-way) starts with empty
+    # cpuset.cpus and cpuset.mems, and no task can enter a cpuset without them: the hook
+    # fills them in from the parent as it does for one it creates.
+    ("", "", ("0-7", "0"), [0, 1]),
+    # The CPUs jobs may get are the prefix cgroup's: one the admin set to 4-7 stays so and
+    # the job gets its lowest free CPUs.
+    ("4-7", "0", ("4-7", "0"), [4, 5]),
+], ids=["empty-gets-its-parents", "narrowed-by-the-admin-is-kept"])
+def test_an_existing_prefix_cpuset(tmp_path, cpus, mems, after, job_cpus):
     tree = FakeHierarchy(tmp_path, 1)
     prefix = tree.root / "cpuset" / "pbs_jobs"
     prefix.mkdir()
-    (prefix / "cpuset.cpus").write_text("\n")
-    (prefix / "cpuset.mems").write_text("\n")
+    (prefix / "cpuset.cpus").write_text(cpus + "\n")
+    (prefix / "cpuset.mems").write_text(mems + "\n")
     job = padded_job(hosts=("n1",), ncpus=2)
     assert run(tree, "execjob_begin", job, "n1").accepted
-    assert (prefix / "cpuset.cpus").read_text().strip() == "0-7"
-    assert (prefix / "cpuset.mems").read_text().strip() == "0"
-    assert tree.cpus(job["id"]) == [0, 1]
-
-
-def test_an_existing_prefix_cpuset_narrowed_by_the_admin_is_kept(tmp_path):
-    """The CPUs jobs may get are the prefix cgroup's: one the admin set to 4-7 stays so and
-    the job gets its lowest free CPUs."""
-    tree = FakeHierarchy(tmp_path, 1)
-    prefix = tree.root / "cpuset" / "pbs_jobs"
-    prefix.mkdir()
-    (prefix / "cpuset.cpus").write_text("4-7\n")
-    (prefix / "cpuset.mems").write_text("0\n")
-    job = padded_job(hosts=("n1",), ncpus=2)
-    assert run(tree, "execjob_begin", job, "n1").accepted
-    assert (prefix / "cpuset.cpus").read_text().strip() == "4-7"
-    assert tree.cpus(job["id"]) == [4, 5]
+    assert ((prefix / "cpuset.cpus").read_text().strip(), (prefix / "cpuset.mems").read_text().strip()) == after
+    assert tree.cpus(job["id"]) == job_cpus
 
 
 def test_the_job_gets_every_memory_node_of_the_host(tree):
@@ -217,21 +207,10 @@ def test_a_released_host_says_which_cgroups_it_removed(tree):
 
 
 # ---------------------------------------------------------------- in-process: a kernel that refuses
-class EventIncompatibleError(Exception):
-    pass
-
-
 @pytest.fixture
-def hook(monkeypatch):
-    """The hook file as a module, importing a minimal stand-in ``pbs``."""
-    pbs = types.ModuleType("pbs")
-    pbs.EventIncompatibleError = EventIncompatibleError
-    pbs.logjobmsg = lambda *args: None
-    monkeypatch.setitem(sys.modules, "pbs", pbs)
-    spec = importlib.util.spec_from_file_location("cgroup_resize_under_test", str(HOOK_FILE))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def hook(load_hook):
+    """The hook file as a module, importing a minimal stand-in ``pbs`` (conftest.py)."""
+    return load_hook(HOOK_FILE)
 
 
 class Kernel:

@@ -12,7 +12,6 @@ service, as test_cray_atom.py does; the constants, the defaults and the missing 
 checked by loading the hook file in-process as a module, with a stand-in ``pbs`` module (the
 hook calls ``main()`` only when run by pbs_python, as ``builtins``).
 """
-import importlib.util
 import json
 import os
 import sys
@@ -38,21 +37,11 @@ DOCUMENTED_DEFAULTS = {"post_timeout": 30, "delete_timeout": 30, "unix_socket_fi
 
 
 @pytest.fixture
-def hook(monkeypatch):
-    """cray_atom.py as a module, importing a stand-in ``pbs`` with the real sharing constants."""
-    pbs = types.ModuleType("pbs")
-    for name, value in ND_CONSTANTS.items():
-        setattr(pbs, "ND_" + name.upper(), value)
-    pbs.hook_config_filename = None
-    pbs.LOG_DEBUG, pbs.LOG_WARNING, pbs.LOG_ERROR = 128, 4, 2
-    pbs.logmsg = lambda *args: None
-    pbs.logjobmsg = lambda *args: None
-    pbs.get_local_nodename = lambda: "node1"
-    monkeypatch.setitem(sys.modules, "pbs", pbs)
-    spec = importlib.util.spec_from_file_location("cray_atom_under_test", str(HOOK_BODY))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def hook(load_hook):
+    """cray_atom.py as a module, importing a stand-in ``pbs`` (conftest.py) with the real
+    sharing constants."""
+    constants = {"ND_" + name.upper(): value for name, value in ND_CONSTANTS.items()}
+    return load_hook(HOOK_BODY, get_local_nodename=lambda: "node1", **constants)
 
 
 def run_named(workdir, event, ctx, service, name, config=None):
