@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 from ansible_collections.hpc.pbs.plugins.module_utils import jobs as jobs_utils
+from ansible_collections.hpc.pbs.plugins.modules import held_jobs
+from hpc_pbs_module_fakes import run_module
 from mockpbs.cli import qstat as mock_qstat
 
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures",
@@ -144,3 +146,16 @@ class FakePbs(object):
 
     def qrls_calls(self):
         return [c for c in self.calls if c[0] == self.qrls]
+
+
+def wired(fake_class, pbs_install, answer_commands, monkeypatch):
+    """A ``fake_class`` (FakePbs or a subclass) for the PBS install ``pbs_install``, wired as
+    ``AnsibleModule.run_command``, on a server named ``vm`` (the transcript's)."""
+    monkeypatch.setattr(mock_qstat.common, "server_name", lambda: "vm")
+    return answer_commands(fake_class(str(pbs_install.exec_dir)), passes_module=False)
+
+
+def run_held_jobs(pbs, check_mode=False, diff=False, **args):
+    """``hpc.pbs.held_jobs`` with ``args`` against the fake ``pbs``: (exit code, result)."""
+    args.setdefault("pbs_conf_file", pbs.conf)
+    return run_module(held_jobs.main, args, check_mode=check_mode, diff=diff)

@@ -104,6 +104,19 @@ def render_listing(kind, name, attrs):
     return "\n".join(lines) + "\n\n"
 
 
+class CannedModule(object):
+    """An AnsibleModule stand-in whose ``run_command`` gives every call the same
+    ``(rc, stdout, stderr)``; ``calls`` records each ``(args, kwargs)``."""
+
+    def __init__(self, rc=0, out="", err=""):
+        self.calls = []
+        self.answer = (rc, out, err)
+
+    def run_command(self, args, **kwargs):
+        self.calls.append((args, kwargs))
+        return self.answer
+
+
 class QmgrFailure(Exception):
     def __init__(self, rc_c, rc_a, stderr):
         Exception.__init__(self, stderr)

@@ -11,24 +11,12 @@ the caller.
 import pytest
 
 from ansible_collections.hpc.pbs.plugins.module_utils import qmgr
-from hpc_pbs_module_fakes import FakeQmgr
+from hpc_pbs_module_fakes import CannedModule, FakeQmgr
 
 QMGR = "/opt/pbs/bin/qmgr"
 NO_SERVER = "Connection refused\nqmgr: cannot connect to server vm\n"
 STOPPED = (" qmgr stopped at the first rejected command; fix the value or attribute it "
            "names and run the task again.")
-
-
-class CannedModule(object):
-    """An AnsibleModule stand-in whose ``run_command`` answers every call the same."""
-
-    def __init__(self, rc=0, out="", err=""):
-        self.calls = []
-        self.answer = (rc, out, err)
-
-    def run_command(self, args, **kwargs):
-        self.calls.append((args, kwargs))
-        return self.answer
 
 
 class FakeQmgrModule(object):

@@ -8,6 +8,7 @@ from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
     QmgrError, QmgrValueError, attribute_name_problem, create_command, delete_command,
     export_command, import_command, list_command, object_name_problem, object_ref,
     set_command, stdin_line_problem, unset_command)
+from hpc_pbs_module_fakes import CannedModule
 
 INJECTED_ATTRIBUTE = "comment = x\ndelete hook reliable_job_startup\nset server comment"
 
@@ -159,18 +160,8 @@ def test_stdin_line_problem_accepts_quoted_separators(line):
     assert stdin_line_problem(line) is None
 
 
-class RecordingModule(object):
-    def __init__(self, rc=0, out="", err=""):
-        self.calls = []
-        self.answer = (rc, out, err)
-
-    def run_command(self, args, **kwargs):
-        self.calls.append((args, kwargs))
-        return self.answer
-
-
 def test_run_batch_and_run_one_never_feed_a_line_that_holds_two_commands():
-    module = RecordingModule()
+    module = CannedModule()
     runner = qmgr.Qmgr(module, "/opt/pbs/bin/qmgr")
     with pytest.raises(QmgrValueError):
         runner.run_batch(["set server comment = x\ndelete hook h1"], "test")
@@ -186,7 +177,7 @@ def test_run_batch_and_run_one_never_feed_a_line_that_holds_two_commands():
 def test_a_rejected_single_write_names_object_attribute_and_value():
     err = ("qmgr obj= svr=default: Illegal attribute or resource value\n"
            "qmgr: Error (15014) returned from server\n")
-    runner = qmgr.Qmgr(RecordingModule(2, "Max open servers: 49\n", err), "/opt/pbs/bin/qmgr")
+    runner = qmgr.Qmgr(CannedModule(2, "Max open servers: 49\n", err), "/opt/pbs/bin/qmgr")
     command = set_command("server", None, "rpp_retry", "abc")
     with pytest.raises(QmgrError) as info:
         runner.run_batch([command, list_command("server")], "the changes to server")
@@ -201,7 +192,7 @@ def test_a_rejected_single_write_names_object_attribute_and_value():
 
 def test_a_rejected_node_write_names_the_node():
     err = "qmgr obj=mom1 svr=default: Illegal attribute or resource value\n"
-    runner = qmgr.Qmgr(RecordingModule(2, "", err), "/opt/pbs/bin/qmgr")
+    runner = qmgr.Qmgr(CannedModule(2, "", err), "/opt/pbs/bin/qmgr")
     command = set_command("node", "mom1", "comment", "a b")
     with pytest.raises(QmgrError) as info:
         runner.run_batch([command], "the changes to node mom1")

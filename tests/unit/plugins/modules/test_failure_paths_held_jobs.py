@@ -8,9 +8,8 @@ of the module's tests (``held_jobs_fakes``).
 import pytest
 
 from ansible_collections.hpc.pbs.plugins.modules import held_jobs
-from held_jobs_fakes import FakePbs
+from held_jobs_fakes import FakePbs, wired
 from hpc_pbs_module_fakes import run_module
-from mockpbs.cli import qstat as mock_qstat
 
 PBSE_NOSERVER = 15010   # errno qrls reports when no server answers
 
@@ -40,8 +39,7 @@ class UnreachableServerPbs(FakePbs):
 
 @pytest.fixture
 def pbs(pbs_install, answer_commands, monkeypatch):
-    monkeypatch.setattr(mock_qstat.common, "server_name", lambda: "vm")
-    return answer_commands(UnreachableServerPbs(str(pbs_install.exec_dir)), passes_module=False)
+    return wired(UnreachableServerPbs, pbs_install, answer_commands, monkeypatch)
 
 
 def test_qrls_failing_without_naming_a_job_is_a_failure_for_every_job(pbs):

@@ -16,22 +16,15 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.hpc.pbs.plugins.module_utils import jobs as jobs_utils
 from ansible_collections.hpc.pbs.plugins.modules import held_jobs
-from hpc_pbs_module_fakes import run_module
-from mockpbs.cli import qstat as mock_qstat
 from mockpbs.hookrun import run_hook
 
-from held_jobs_fakes import ARRAY_HELD, FIXTURE, HELD, OPERATOR, OVERWRITTEN, REPO, TMPDIR, FakePbs
+from held_jobs_fakes import (ARRAY_HELD, FIXTURE, HELD, OPERATOR, OVERWRITTEN, REPO, TMPDIR, FakePbs,
+                             run_held_jobs as run, wired)
 
 
 @pytest.fixture
 def pbs(pbs_install, answer_commands, monkeypatch):
-    monkeypatch.setattr(mock_qstat.common, "server_name", lambda: "vm")
-    return answer_commands(FakePbs(str(pbs_install.exec_dir)), passes_module=False)
-
-
-def run(pbs, check_mode=False, diff=False, **args):
-    args.setdefault("pbs_conf_file", pbs.conf)
-    return run_module(held_jobs.main, args, check_mode=check_mode, diff=diff)
+    return wired(FakePbs, pbs_install, answer_commands, monkeypatch)
 
 
 # -- parsing the real format -----------------------------------------------------------

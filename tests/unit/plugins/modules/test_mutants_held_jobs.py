@@ -16,9 +16,7 @@ process boundary (``held_jobs_fakes``).
 import pytest
 
 from ansible_collections.hpc.pbs.plugins.modules import held_jobs
-from held_jobs_fakes import FakePbs
-from hpc_pbs_module_fakes import run_module
-from mockpbs.cli import qstat as mock_qstat
+from held_jobs_fakes import FakePbs, run_held_jobs as run, wired
 
 LOST = "System call failure.\nqrls: cannot connect to server vm (errno=15010)\n"
 
@@ -41,13 +39,7 @@ class ScriptedQrlsPbs(FakePbs):
 
 @pytest.fixture
 def pbs(pbs_install, answer_commands, monkeypatch):
-    monkeypatch.setattr(mock_qstat.common, "server_name", lambda: "vm")
-    return answer_commands(ScriptedQrlsPbs(str(pbs_install.exec_dir)), passes_module=False)
-
-
-def run(pbs, check_mode=False, diff=False, **args):
-    args.setdefault("pbs_conf_file", pbs.conf)
-    return run_module(held_jobs.main, args, check_mode=check_mode, diff=diff)
+    return wired(ScriptedQrlsPbs, pbs_install, answer_commands, monkeypatch)
 
 
 # -- listing -------------------------------------------------------------------------------
@@ -127,29 +119,24 @@ def released(pbs, **args):
     return run(pbs, state="released", **args)
 
 
-def test_a_refusal_named_first_and_a_lost_connection_are_each_reported_with_their_own_text(pbs):
-    """qrls refuses 12.vm (its line names it) and cannot reach the server for 13.vm (its
-    lines name no job): each failure is given its own text only."""
-    pbs.qrls_answer = (162, "qrls: Unauthorized Request 12.vm\n" + LOST, [])
+@pytest.mark.parametrize("rc, stderr, reasons", [
+    # qrls refuses 12.vm (its line names it) and cannot reach the server for 13.vm (its
+    # lines name no job): each failure is given its own text only.
+    (162, "qrls: Unauthorized Request 12.vm\n" + LOST,
+     "12.vm: Unauthorized Request; 13.vm: System call failure.; qrls: cannot connect to "
+     "server vm (errno=15010)"),
+    # The connection lines for 12.vm come first; the refusal of 13.vm after them is still
+    # read as its own.
+    (159, LOST + "qrls: Unauthorized Request 13.vm\n",
+     "12.vm: System call failure.; qrls: cannot connect to server vm (errno=15010); 13.vm: "
+     "Unauthorized Request"),
+], ids=["refusal-then-lost-connection", "lost-connection-then-refusal"])
+def test_a_refusal_and_a_lost_connection_are_each_reported_with_their_own_text(pbs, rc, stderr, reasons):
+    pbs.qrls_answer = (rc, stderr, [])
     code, result = released(pbs)
     assert code == 1, result
-    assert result["msg"] == (
-        "qrls refused to release 2 of 2 jobs: 12.vm: Unauthorized Request; 13.vm: System "
-        "call failure.; qrls: cannot connect to server vm (errno=15010). The others were "
-        "released.")
+    assert result["msg"] == "qrls refused to release 2 of 2 jobs: %s. The others were released." % reasons
     assert result["failed_ids"] == ["12.vm", "13.vm"]
-
-
-def test_a_refusal_after_a_lost_connection_is_read(pbs):
-    """The connection lines for 12.vm come first; the refusal of 13.vm after them is
-    still read as its own."""
-    pbs.qrls_answer = (159, LOST + "qrls: Unauthorized Request 13.vm\n", [])
-    code, result = released(pbs)
-    assert code == 1, result
-    assert result["msg"] == (
-        "qrls refused to release 2 of 2 jobs: 12.vm: System call failure.; qrls: cannot "
-        "connect to server vm (errno=15010); 13.vm: Unauthorized Request. The others were "
-        "released.")
 
 
 def test_qrls_exiting_1_without_releasing_is_a_failure(pbs):
