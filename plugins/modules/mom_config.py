@@ -333,16 +333,22 @@ def differences_text(differences):
 
 def write_atomically(module, path, data):
     """Replace ``path`` by ``data`` through a temporary file in the same directory;
-    ``atomic_move`` keeps the owner and mode of an existing file. A new one gets 0644:
-    ``atomic_move`` would give it 0666 less the umask (0666 under umask 0, and pbs_mom
-    refuses a config file others may write)."""
+    ``atomic_move`` keeps the owner and mode of an existing file. A new one gets 0644 at
+    no moment anything wider: ``atomic_move`` gives a file it creates 0666 less the umask
+    (0666 under umask 0, a file others could open for writing, and pbs_mom refuses a
+    config file others may write), so it runs under the umask that leaves 0644."""
     directory = os.path.dirname(path) or "."
     existed = os.path.exists(path)
     fd, tmp = tempfile.mkstemp(prefix=".config.", dir=directory)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        module.atomic_move(tmp, path)
+        umask = None if existed else os.umask(0o666 & ~NEW_FILE_MODE)
+        try:
+            module.atomic_move(tmp, path)
+        finally:
+            if umask is not None:
+                os.umask(umask)
         if not existed:
             os.chmod(path, NEW_FILE_MODE)
     finally:

@@ -102,6 +102,29 @@ def test_a_new_config_file_gets_mode_0644_whatever_the_umask(home, mask):
     assert stat.S_IMODE(os.stat(str(target)).st_mode) == 0o644
 
 
+def test_a_new_config_file_is_never_writable_by_others_on_its_way_in(home, monkeypatch):
+    """Under umask 0, ``atomic_move`` alone leaves the new file 0666 until the module's own
+    chmod: the mode as ``atomic_move`` leaves it must already be 0644, and the caller's
+    umask is restored."""
+    target = home.root / "mom_priv" / "config.new"
+    seen = []
+    real_move = mom_module.AnsibleModule.atomic_move
+
+    def atomic_move(self, src, dest, *args, **kwargs):
+        real_move(self, src, dest, *args, **kwargs)
+        seen.append(stat.S_IMODE(os.stat(dest).st_mode))
+
+    monkeypatch.setattr(mom_module.AnsibleModule, "atomic_move", atomic_move)
+    old = os.umask(0)
+    try:
+        code, result = run(home, reload="never", path=str(target), options={"job_launch_delay": 45})
+        assert os.umask(0) == 0
+    finally:
+        os.umask(old)
+    assert code == 0, result
+    assert seen == [0o644]
+
+
 def test_an_existing_config_keeps_its_mode(home):
     home.config.chmod(0o600)
     code, result = run(home, reload="never", options={"job_launch_delay": 45})
