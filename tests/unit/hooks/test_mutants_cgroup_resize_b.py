@@ -21,7 +21,7 @@ from mockpbs.harness import run_hook
 # the helpers and fixtures of the hook's own tests (their directory, not on sys.path under
 # --import-mode=importlib)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_cgroup_resize import FakeHierarchy, padded_job, tree  # noqa: E402,F401  (fixture)
+from test_cgroup_resize import FakeHierarchy, padded_job, tree  # noqa: E402,F401  (tree: a fixture)  pylint: disable=unused-import
 
 REPO = Path(__file__).resolve().parents[3]
 HOOK_FILE = REPO / "files" / "hooks" / "cgroup_resize.py"

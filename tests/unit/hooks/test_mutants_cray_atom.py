@@ -25,8 +25,8 @@ from mockpbs.hookrun import run_hook
 # the fixtures and helpers of the hook's own tests (their directory, not on sys.path under
 # --import-mode=importlib)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_cray_atom import (EXCLUSIVE_TABLE, HOOK_BODY, ME, PLACES, atomd, context,  # noqa: E402,F401  (fixtures)
-                            messages, requests_seen, run, workdir)
+from test_cray_atom import (EXCLUSIVE_TABLE, HOOK_BODY, ME, PLACES, atomd, context,  # noqa: E402,F401  pylint: disable=unused-import
+                            messages, requests_seen, run, workdir)  # atomd, workdir: fixtures
 
 # The vnode sharing constants of OpenPBS's pbs module (module_pbs_v1.c: the values of enum
 # vnode_sharing in libutil.h; a vnode's ``sharing`` is a pbs.vnode_sharing, an int).

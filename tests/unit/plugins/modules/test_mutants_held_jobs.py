@@ -25,10 +25,11 @@ class ScriptedQrlsPbs(FakePbs):
     """The module tests' fake, whose qrls, when ``qrls_answer`` is set to ``(rc, stderr,
     ids it releases)``, answers that instead of releasing every id it is given."""
 
-    qrls_answer = None
+    NOT_SCRIPTED = (None, "", ())
+    qrls_answer = NOT_SCRIPTED
 
     def run_command(self, args, **kwargs):
-        if args[0] != self.qrls or self.qrls_answer is None:
+        if args[0] != self.qrls or self.qrls_answer is self.NOT_SCRIPTED:
             return super().run_command(args, **kwargs)
         self.calls.append(list(args))
         rc, err, released = self.qrls_answer

@@ -29,7 +29,7 @@ from ansible_collections.hpc.pbs.plugins.modules import mom_config as mom_module
 # the fixtures and helpers of the module's own tests (their directory, not on sys.path
 # under --import-mode=importlib)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_mom_config_module import ORIGINAL, home, mom, run  # noqa: E402,F401  (fixtures)
+from test_mom_config_module import ORIGINAL, home, mom, run  # noqa: E402,F401  (home, mom: fixtures)  pylint: disable=unused-import
 
 PID = 4242
 RESTARTED = (True, "pbs_mom was started again with -p (running jobs kept), pid 4343")
