@@ -2,6 +2,7 @@
 service set-up failed (a race inside real PBS's own pbs_db_utility), and only then."""
 import os
 import sys
+import types
 
 import pytest
 
@@ -18,9 +19,7 @@ RACE = ("*** Error initializing the PBS dataservice\nError details:\ncreatedb: e
 def habitat(monkeypatch, tmp_path):
     """A pbs_habitat whose runs log and fail as ``outcomes`` says, one entry a run: the text
     it logs before failing, or None for a run that succeeds."""
-    fake = type("FakeHabitat", (), {})()
-    fake.log = tmp_path / "daemons.log"
-    fake.outcomes, fake.runs = [], []
+    fake = types.SimpleNamespace(log=tmp_path / "daemons.log", outcomes=[], runs=[])
 
     def run(argv, env, log_path):
         assert argv == [HABITAT] and log_path == fake.log
