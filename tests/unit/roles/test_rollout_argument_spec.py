@@ -12,14 +12,12 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import test_rollout_inputs  # noqa: E402
 from test_rollout_inputs import GOOD, assert_nothing_touched, run_rollout  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[3]
 ROLE = REPO / "roles" / "rollout"
 OPTIONS = yaml.safe_load((ROLE / "meta" / "argument_specs.yml").read_text())["argument_specs"]["main"]["options"]
 ROLLOUT_NAME = re.compile(r"\brollout_[a-z_]+\b")
-fake_pbs = test_rollout_inputs.fake_pbs  # the fixture: fake PBS files on this host
 
 
 def test_role_defaults_are_the_spec_defaults():

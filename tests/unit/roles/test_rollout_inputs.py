@@ -7,7 +7,6 @@ PBS_HOME starts without ``mom_priv/config``. A bad input must leave ``calls.log`
 ``mom_priv/config`` absent and no mom in the recap. The control case (good input) shows
 that the same harness does see the first contact: the hook install calls ``qmgr``.
 """
-import json
 import os
 import re
 import subprocess
@@ -16,52 +15,21 @@ from pathlib import Path
 
 import pytest
 
+from local_playbook import run_local_playbook
+
 REPO = Path(__file__).resolve().parents[3]
 PLAYBOOK = REPO / "playbooks" / "rollout.yml"
 VENV_BIN = Path(sys.executable).parent
-RECAP_RE = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
 GOOD = {"rollout_batch_size": 1, "mom_tunables_job_launch_delay": 40, "mom_tunables_sister_join_job_alarm": 40}
 
 
-@pytest.fixture
-def fake_pbs(tmp_path):
-    """pbs.conf + PBS_EXEC/bin/qmgr that records its call in calls.log and exits 1."""
-    exec_dir = tmp_path / "exec" / "bin"
-    exec_dir.mkdir(parents=True)
-    calls = tmp_path / "calls.log"
-    qmgr = exec_dir / "qmgr"
-    qmgr.write_text("#!/bin/sh\necho \"qmgr $*\" >> %s\nexit 1\n" % calls)
-    qmgr.chmod(0o755)
-    home = tmp_path / "home"
-    for sub in ("mom_priv/hooks", "server_priv/hooks", "mom_logs"):
-        (home / sub).mkdir(parents=True)
-    conf = tmp_path / "pbs.conf"
-    conf.write_text("PBS_EXEC=%s\nPBS_HOME=%s\nPBS_SERVER=srv\nPBS_START_SERVER=1\nPBS_START_MOM=1\n"
-                    % (tmp_path / "exec", home))
-    return {"conf": conf, "calls": calls, "dir": tmp_path, "mom_config": home / "mom_priv" / "config"}
-
-
 def run_rollout(fake, extra_vars):
-    tmp = fake["dir"]
-    collections = tmp / "collections" / "ansible_collections" / "hpc"
-    collections.mkdir(parents=True, exist_ok=True)
-    if not (collections / "pbs").exists():
-        (collections / "pbs").symlink_to(REPO)
     host = "ansible_connection=local ansible_python_interpreter=%s" % sys.executable
-    inventory = tmp / "inventory.ini"
-    inventory.write_text("[pbs_server]\nsrv %s\n[pbs_mom]\nmom1 %s\nmom2 %s\n" % (host, host, host))
     variables = dict(extra_vars, rollout_pbs_conf_file=str(fake["conf"]),
                      reliable_job_startup_pbs_conf_file=str(fake["conf"]),
                      mom_tunables_pbs_conf_file=str(fake["conf"]))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(tmp / "collections"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_CONFIG=str(REPO / "ansible.cfg"),
-               ANSIBLE_LOCAL_TEMP=str(tmp / "ansible-local"), ANSIBLE_REMOTE_TEMP=str(tmp / "ansible-remote"),
-               PBS_CONF_FILE=str(fake["conf"]))
-    argv = [str(VENV_BIN / "ansible-playbook"), "-i", str(inventory), str(PLAYBOOK), "-e", json.dumps(variables)]
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300, stdin=subprocess.DEVNULL, check=False)
-    output = proc.stdout + proc.stderr
-    recap = {m.group(1): int(m.group(5)) for m in RECAP_RE.finditer(output)}
-    return proc.returncode, output, recap
+    return run_local_playbook(fake, PLAYBOOK, "[pbs_server]\nsrv %s\n[pbs_mom]\nmom1 %s\nmom2 %s\n" % (host, host, host),
+                              variables)
 
 
 def assert_nothing_touched(fake, rc, output, recap):
