@@ -12,9 +12,10 @@ VENV_BIN = Path(sys.executable).parent
 RECAP_RE = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
 
 
-def run_local_playbook(fake, playbook, inventory_text, variables):
-    """``ansible-playbook -i INVENTORY PLAYBOOK -e VARIABLES`` with the collection made importable
-    from ``fake["dir"]``: ``(returncode, stdout + stderr, {host: failed count from the recap})``."""
+def ansible_playbook_local(fake, playbook, inventory_text, variables, *options):
+    """``ansible-playbook -i INVENTORY PLAYBOOK -e VARIABLES OPTIONS`` with the collection made
+    importable from ``fake["dir"]`` and ``PBS_CONF_FILE`` = ``fake["conf"]``:
+    ``(returncode, stdout + stderr)``."""
     tmp = fake["dir"]
     collections = tmp / "collections" / "ansible_collections" / "hpc"
     collections.mkdir(parents=True, exist_ok=True)
@@ -26,9 +27,15 @@ def run_local_playbook(fake, playbook, inventory_text, variables):
                ANSIBLE_CONFIG=str(REPO / "ansible.cfg"),
                ANSIBLE_LOCAL_TEMP=str(tmp / "ansible-local"), ANSIBLE_REMOTE_TEMP=str(tmp / "ansible-remote"),
                PBS_CONF_FILE=str(fake["conf"]))
-    argv = [str(VENV_BIN / "ansible-playbook"), "-i", str(inventory), str(playbook), "-e", json.dumps(variables)]
+    argv = [str(VENV_BIN / "ansible-playbook"), "-i", str(inventory), str(playbook),
+            "-e", json.dumps(variables)] + list(options)
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300, stdin=subprocess.DEVNULL,
                           check=False)
-    output = proc.stdout + proc.stderr
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def run_local_playbook(fake, playbook, inventory_text, variables):
+    """As ansible_playbook_local: ``(returncode, output, {host: failed count from the recap})``."""
+    returncode, output = ansible_playbook_local(fake, playbook, inventory_text, variables)
     recap = {m.group(1): int(m.group(5)) for m in RECAP_RE.finditer(output)}
-    return proc.returncode, output, recap
+    return returncode, output, recap

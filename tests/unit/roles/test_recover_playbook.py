@@ -7,17 +7,16 @@ design's interface 3 says (an array's system-held subjobs, then the array). The 
 test tests/integration/test_held_jobs.py runs the same playbook against the mock PBS.
 """
 import json
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from local_playbook import ansible_playbook_local
+
 REPO = Path(__file__).resolve().parents[3]
 PLAYBOOK = REPO / "playbooks" / "recover.yml"
-VENV_BIN = Path(sys.executable).parent
 MSG_RE = re.compile(r'^ok: \[srv\] => \{\n    "msg": (".*")\n\}$', re.M)
 RECAP_RE = re.compile(r"^srv\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=\d+\s+failed=(\d+)", re.M)
 OVERWRITTEN = "Not Running: PBS Error: Execution server rejected request"
@@ -89,24 +88,10 @@ def fake_pbs(tmp_path):
 
 def run_recover(fake, extra_vars=None, check=False):
     """(rc, output, debug messages, (ok, changed, failed) of srv)."""
-    tmp = fake["dir"]
-    collections = tmp / "collections" / "ansible_collections" / "hpc"
-    collections.mkdir(parents=True, exist_ok=True)
-    if not (collections / "pbs").exists():
-        (collections / "pbs").symlink_to(REPO)
-    inventory = tmp / "inventory.ini"
-    inventory.write_text("[pbs_server]\nsrv ansible_connection=local ansible_python_interpreter=%s\n"
-                         % sys.executable)
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(tmp / "collections"), ANSIBLE_NOCOLOR="1",
-               ANSIBLE_CONFIG=str(REPO / "ansible.cfg"), ANSIBLE_LOCAL_TEMP=str(tmp / "ansible-local"),
-               ANSIBLE_REMOTE_TEMP=str(tmp / "ansible-remote"), PBS_CONF_FILE=str(fake["conf"]))
-    argv = [str(VENV_BIN / "ansible-playbook"), "-i", str(inventory), str(PLAYBOOK),
-            "-e", json.dumps(extra_vars or {})] + (["--check"] if check else [])
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300,
-                          stdin=subprocess.DEVNULL, check=False)
-    output = proc.stdout + proc.stderr
+    inventory = "[pbs_server]\nsrv ansible_connection=local ansible_python_interpreter=%s\n" % sys.executable
+    rc, output = ansible_playbook_local(fake, PLAYBOOK, inventory, extra_vars or {}, *(["--check"] if check else []))
     recap = RECAP_RE.search(output)
-    return (proc.returncode, output, [json.loads(m) for m in MSG_RE.findall(output)],
+    return (rc, output, [json.loads(m) for m in MSG_RE.findall(output)],
             tuple(int(g) for g in recap.groups()) if recap else None)
 
 
