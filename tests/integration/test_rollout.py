@@ -112,12 +112,28 @@ class BackgroundPlaybook:
                 return line
         raise AssertionError("playbook ended before %r:\n%s" % (pattern, "".join(self.lines)))
 
-    def interrupt(self):
-        os.killpg(self.proc.pid, signal.SIGINT)  # as an admin's Ctrl-C
+    def interrupt(self, presses=3, grace=10):
+        """Ctrl-C, as an admin would, pressed again while ansible-playbook has not stopped after
+        ``grace`` seconds: ansible-core drops a SIGINT that arrives while it forks a worker (its
+        handler's KeyboardInterrupt is raised in logging's at-fork hook, where Python ignores it)."""
+        for _press in range(presses):
+            os.killpg(self.proc.pid, signal.SIGINT)
+            try:
+                self.lines.append(self.proc.communicate(timeout=grace)[0])
+                return
+            except subprocess.TimeoutExpired:
+                continue
+        os.killpg(self.proc.pid, signal.SIGTERM)  # ansible-core passes it on to its workers
+        try:
+            self.proc.communicate(timeout=grace)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.communicate()
+        raise AssertionError("ansible-playbook still ran after %d Ctrl-C:\n%s" % (presses, "".join(self.lines)))
 
     def finish(self):
-        rest, _unused = self.proc.communicate(timeout=600)
-        self.lines.append(rest)
+        if self.proc.returncode is None:
+            self.lines.append(self.proc.communicate(timeout=600)[0])
         output = "".join(self.lines)
         return self.proc.returncode, output, recap(output)
 
@@ -246,16 +262,24 @@ def test_mom_killed_mid_batch_fails_only_that_host(pbs_cluster, env, tmp_path):
 
 def test_interrupted_rollout_resumes_without_applying_twice(pbs_cluster, env):
     cluster = pbs_cluster
-    run = BackgroundPlaybook(playbook_argv(cluster.inventory, ROLLOUT, rollout_vars(14, rollout_batch_size=1)), env)
+    # A job on mom3 holds batch 3 in its drain wait, mom3 offline: the moment of the Ctrl-C,
+    # however long ansible-playbook takes to stop.
+    release = "/home/pbsuser/release-interrupt-%d" % os.getpid()
+    submit_held_job(cluster, "mom3", release, "interrupted")
+    settings = rollout_vars(14, rollout_batch_size=1, rollout_drain=True)
+    run = BackgroundPlaybook(playbook_argv(cluster.inventory, ROLLOUT, settings), env)
     run.read_until(r'"Batch 3: mom3')
-    wait_until(lambda: "offline" in node_attributes(cluster, "mom3")["state"], "mom3 offline by the rollout")
+    wait_until(lambda: node_attributes(cluster, "mom3").get("comment", "").startswith("hpc.pbs rollout ")
+               and "offline" in node_attributes(cluster, "mom3")["state"], "mom3 offline by the rollout")
     run.interrupt()
     rc, out, _unused = run.finish()
     assert rc != 0, out
     assert "Batch 4" not in out
     assert mom_config_lines(cluster, "mom4", "job_launch_delay") != ["$job_launch_delay 14"]
 
-    rc, out, counts = run_playbook(cluster, env, ROLLOUT, rollout_vars(14, rollout_batch_size=1))
+    cluster.exec(SERVER, ["touch", release], user="pbsuser", check=True)
+    wait_until(lambda: "jobs" not in node_attributes(cluster, "mom3"), "the job on mom3 ended")
+    rc, out, counts = run_playbook(cluster, env, ROLLOUT, settings)
     assert rc == 0, out
     for mom in MOMS:
         assert_done(cluster, mom, 14)
