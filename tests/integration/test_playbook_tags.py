@@ -75,7 +75,7 @@ def test_every_task_belongs_to_a_part(env, inventory, playbook):
 
 @pytest.mark.parametrize("playbook, scheduler_tasks", [
     ("site.yml", ["Check the inputs of sched_tuning", "hpc.pbs.sched_tuning : Set job_run_wait of the scheduler"]),
-    ("audit.yml", ["Plan the scheduler as site.yml would",
+    ("audit.yml", ["hpc.pbs.sched_tuning : Plan job_run_wait of the scheduler as site.yml would (check mode)",
                    "Plan the scheduler attributes as rollout.yml would (check mode)"]),
 ])
 def test_scheduler_tag_selects_only_the_scheduler(env, inventory, playbook, scheduler_tasks):
@@ -117,7 +117,8 @@ def test_build_ships_the_playbooks(installed):
 
 
 @pytest.mark.parametrize("playbook, scheduler_task", [("hpc.pbs.site", "hpc.pbs.sched_tuning : Set job_run_wait of the scheduler"),
-                                                      ("hpc.pbs.audit", "Plan the scheduler as site.yml would")])
+                                                      ("hpc.pbs.audit",
+                                                       "hpc.pbs.sched_tuning : Plan job_run_wait of the scheduler as site.yml would (check mode)")])
 def test_installed_playbooks_run_by_name(installed, inventory, tmp_path, playbook, scheduler_task):
     """Outside the checkout, with only the installed collection: the README's commands."""
     env, dummy = installed
