@@ -19,11 +19,13 @@ description:
 positional: _input, mom_hook_files
 options:
   _input:
-    description: The server's hook files, C({NAME.HK|NAME.PY|NAME.CF: sha256}).
+    description: >-
+      The server's hook files, C({NAME.HK|NAME.PY|NAME.CF: sha256}).
     type: dict
     required: true
   mom_hook_files:
-    description: The mom's copies, the same way; null counts as none.
+    description: >-
+      The mom's copies, the same way; null counts as none.
     type: dict
     required: true
 """
@@ -41,7 +43,8 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: The file names (C(NAME.EXT)) that differ, sorted; empty when the mom holds every one.
+  description: >-
+    The file names (C(NAME.EXT)) that differ, sorted; empty when the mom holds every one.
   type: list
   elements: str
 """

@@ -38,7 +38,8 @@ options:
     type: dict
     required: true
   server_hook_files:
-    description: The server's hook files, C({NAME.HK|NAME.PY|NAME.CF: sha256}).
+    description: >-
+      The server's hook files, C({NAME.HK|NAME.PY|NAME.CF: sha256}).
     type: dict
     required: true
   vnode:
@@ -50,7 +51,8 @@ options:
     type: dict
     required: true
   comment_prefix:
-    description: How the node comments a rollout writes start, for example V(hpc.pbs rollout ).
+    description: >-
+      How the node comments a rollout writes start, for example V(hpc.pbs rollout ).
     type: str
     required: true
 """
@@ -66,7 +68,8 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: One text per reason the mom goes through the batches; empty when it is done.
+  description: >-
+    One text per reason the mom goes through the batches; empty when it is done.
   type: list
   elements: str
 """
