@@ -262,7 +262,9 @@ def test_server_hook_config_drift_and_tagged_repair(converged, env, tmp_path):
 
     rc, out, counts = run_playbook(cluster, env, SITE, DESIRED, "--tags", "server_hook")
     assert rc == 0, out
-    assert counts[SERVER]["changed"] == 1 and counts["mom1"]["changed"] == counts["mom2"]["changed"] == 0, counts
+    # A mom runs no task of the server's part (it may not even be in the recap): nothing changed there.
+    assert counts[SERVER]["changed"] == 1, counts
+    assert all(counts.get(mom, {"changed": 0})["changed"] == 0 for mom in ("mom1", "mom2")), counts
     assert hook_file_sha256(cluster, SERVER, SERVER_HOOKS, HOOK) == converged_sha256
     wait_until(lambda: copies_match_server(cluster, HOOK), "the moms' copies of %s" % HOOK)
 
