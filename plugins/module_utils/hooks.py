@@ -147,6 +147,24 @@ def read_hook_dir(hooks_dir):
     return hooks
 
 
+def mom_hook_differences(server_files, mom_files, required_hooks):
+    """The server's hook files a mom holds another copy of, or lacks although the hook is
+    required (or the mom holds other files of that hook).
+
+    PBS copies each hook's ``NAME.HK`` / ``NAME.PY`` / ``NAME.CF`` from
+    ``server_priv/hooks`` to every mom's ``mom_priv/hooks``.
+
+    :param server_files: dict ``{"NAME.EXT": sha256 hex}`` of the server's files.
+    :param mom_files: the same of the mom's copies.
+    :param required_hooks: names of the hooks every mom must hold (iterable of str).
+    :returns: sorted list of ``NAME.EXT``.
+    """
+    mom_hooks = set(entry.rsplit(".", 1)[0] for entry in mom_files)
+    expected = mom_hooks | set(required_hooks)
+    return sorted(entry for entry, digest in server_files.items()
+                  if entry.rsplit(".", 1)[0] in expected and mom_files.get(entry) != digest)
+
+
 def enabled_alarms(hooks, event):
     """``[(name, alarm seconds)]`` of the enabled hooks (``{name: attrs}``) having
     ``event``, sorted by name. A non-numeric alarm counts as 30 (PBS's default)."""

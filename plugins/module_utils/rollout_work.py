@@ -9,6 +9,8 @@ One place for the rule, used by the rollout role's first look (every mom at once
 controller) and by its batches (each host again when its batch starts).
 """
 
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks import mom_hook_differences
+
 HOOK_FILES_DIFFER = "hook files differ: "
 CONFIG_PENDING = "mom config differs or is not loaded"
 NOT_READ = "not read: "
@@ -18,15 +20,16 @@ LEFT_OFFLINE = "left offline by a rollout"
 
 
 def hook_files_differ(server_files, mom_files):
-    """The hook files whose mom copy is not the server's.
+    """The hook files whose mom copy is not the server's (every hook of ``server_files``
+    required, by :func:`hooks.mom_hook_differences`).
 
     :param server_files: dict ``{"NAME.HK"|"NAME.PY"|"NAME.CF": sha256 hex}`` of the
         server's ``server_priv/hooks`` files.
     :param mom_files: the same of the mom's ``mom_priv/hooks`` copies; None counts as {}.
     :returns: sorted list of the file names whose sha256 differs or that the mom lacks.
     """
-    mom_files = mom_files or {}
-    return sorted(name for name, digest in (server_files or {}).items() if mom_files.get(name) != digest)
+    server_files = server_files or {}
+    return mom_hook_differences(server_files, mom_files or {}, [name.rsplit(".", 1)[0] for name in server_files])
 
 
 def mom_work(look, server_files, vnode, comment_prefix):

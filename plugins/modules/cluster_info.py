@@ -229,7 +229,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
-    default_from_alarms, hook_file_paths, read_hook_dir)
+    default_from_alarms, hook_file_paths, mom_hook_differences, read_hook_dir)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config import (
     current_options, planned_text)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_daemon import (
@@ -535,15 +535,6 @@ def held_job_problems(held_jobs):
             detail += " (comment: %s)" % job["comment"]
         found.append(problem("held_job", jobid, detail))
     return found
-
-
-def mom_hook_differences(server_files, mom_files, required_hooks):
-    """Sorted ``NAME.EXT`` of the server's hook files a mom holds another copy of, or
-    lacks although its hook is required (or the mom has other files of that hook)."""
-    mom_hooks = set(entry.rsplit(".", 1)[0] for entry in mom_files)
-    expected = set(mom_hooks) | set(required_hooks)
-    return sorted(entry for entry, digest in server_files.items()
-                  if entry.rsplit(".", 1)[0] in expected and mom_files.get(entry) != digest)
 
 
 def hook_file_problems(server_files, mom_hook_files, required_hooks):
