@@ -276,33 +276,22 @@ commands:
   elements: str
 '''
 
-import json
 import os
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible.module_utils.common.text.converters import to_bytes, to_text
+from ansible.module_utils.common.text.converters import to_bytes
 
-from ansible_collections.hpc.pbs.plugins.module_utils.hook_preflight import (
-    HookBodyRefused, HookPreflightError, Preflight)
-from ansible_collections.hpc.pbs.plugins.module_utils.json_schema import (
-    JsonSchemaError, JsonSchemaUnavailable, schema_errors)
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
-    ALARM_MINIMUM, CONTENT_BODY, CONTENT_CONFIG, NEW_SITE_HOOK, PERIODIC_EVENTS, SITE_ORDER_RANGE,
-    alarm_accepted, bad_event_message, config_refusal_message, hook_file_paths, site_hook_name_problem,
-    site_order_accepted, sort_events, unknown_events)
+from ansible_collections.hpc.pbs.plugins.module_utils.hook_plan import (
+    attributes_text, check_hook_task, check_json, config_text, current_file, hook_diffs,
+    plan_present, preflight_body)
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
     module_pbs_paths, pbs_conf_argument_spec)
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
-    Qmgr, QmgrError, QmgrValueError, bool_word, create_command, delete_command,
-    import_command, list_command, marker_command, object_name_problem, parse_list_output,
-    set_command, split_list_value)
+    Qmgr, QmgrError, delete_command, list_command, marker_command, parse_list_output)
+from ansible_collections.hpc.pbs.plugins.module_utils.refusal import TaskRefused
 
 PLACEHOLDER = "<temporary file>"
-SITE_ONLY = ("body", "body_src", "user", "debug")
-# Attributes that setting ``event`` can reset on the server (hook_func.c), so they are
-# written again after a change of events when the task names them.
-RESET_BY_EVENT = ("user", "fail_action", "freq")
 
 
 def read_source(module, option, text, path):
@@ -320,154 +309,6 @@ def read_source(module, option, text, path):
     return None
 
 
-def config_text(module, value):
-    """The config option as text: a dict/list as JSON (sorted keys, indent 2, newline),
-    a string unchanged, None when not given."""
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, indent=2, sort_keys=True) + "\n"
-    module.fail_json(msg="config must be a string, a dict or a list, not %s"
-                         % type(value).__name__)
-
-
-def check_json(module, config, schema=None):
-    """Fail unless ``config`` (bytes) parses as JSON and, with ``schema``, satisfies it."""
-    try:
-        data = json.loads(to_text(config, errors="surrogate_or_strict"))
-    except ValueError as exc:
-        module.fail_json(msg="the hook config is not valid JSON (%s); nothing was imported. "
-                             "qmgr would import a broken file with rc 0. Fix the config or "
-                             "set config_format=raw for a non-JSON config." % exc)
-    if not schema:
-        return
-    try:
-        errors = schema_errors(data, schema)
-    except JsonSchemaUnavailable as exc:
-        module.fail_json(msg="config_schema: %s on the host the module runs on. Run the task "
-                             "through ansible-playbook (the hpc.pbs.hook action plugin checks "
-                             "the schema on the controller) or install jsonschema there. "
-                             "Nothing was changed." % exc)
-    except JsonSchemaError as exc:
-        module.fail_json(msg="config_schema: %s. Nothing was changed." % exc)
-    if errors:
-        module.fail_json(msg=config_refusal_message(errors), schema_errors=errors)
-
-
-def validate(module, params):
-    """All checks that need no PBS: fail before anything runs."""
-    name = params["name"]
-    kind = "pbshook" if params["type"] == "pbs" else "hook"
-    problem = object_name_problem(kind, name)
-    if problem:
-        module.fail_json(msg="%s. Nothing was changed." % problem)
-    if params["type"] == "pbs":
-        given = [o for o in SITE_ONLY if params[o] is not None]
-        if given:
-            module.fail_json(msg="%s cannot be managed on a built-in pbshook (type=pbs): "
-                                 "PBS refuses a body ('<content-type> must be "
-                                 "application/x-config') and these attributes. Only "
-                                 "enabled, events, alarm, order, fail_action, freq and "
-                                 "config may be given." % ", ".join(given))
-        if params["state"] == "absent":
-            module.fail_json(msg="a built-in pbshook cannot be deleted (qmgr: Invalid "
-                                 "request); use enabled=false instead")
-    else:
-        problem = site_hook_name_problem(name)
-        if problem:
-            module.fail_json(msg=problem)
-    if params["events"] is not None:
-        bad = unknown_events(params["events"])
-        if bad:
-            module.fail_json(msg="qmgr obj=%s svr=default: %s. Nothing was created or "
-                                 "changed; use the event names listed."
-                                 % (name, bad_event_message(",".join(bad))),
-                             invalid_events=bad)
-    if params["order"] is not None and params["type"] == "site":
-        if not site_order_accepted(params["order"]):
-            module.fail_json(msg="order %s is outside the acceptable range of [%s, %s] for "
-                                 "a site hook" % ((params["order"],) + SITE_ORDER_RANGE))
-    if params["alarm"] is not None and not alarm_accepted(params["alarm"]):
-        module.fail_json(msg="alarm must be a whole number of seconds >= %d (got %s)"
-                         % (ALARM_MINIMUM, params["alarm"]))
-    if params["freq"] is not None and params["freq"] < 1:
-        module.fail_json(msg="freq must be a whole number of seconds >= 1 (got %s)"
-                         % params["freq"])
-    fail_action = params["fail_action"]
-    if fail_action is not None:
-        if not fail_action:
-            module.fail_json(msg="fail_action is empty: give [none] or a list of actions")
-        if "none" in fail_action and len(set(fail_action)) > 1:
-            module.fail_json(msg="fail_action 'none' cannot be combined with other actions")
-
-
-def current_file(module, qmgr, paths, kind, name, which, exists):
-    """Current bytes of the hook body/config: from server_priv/hooks, else qmgr export."""
-    if not exists:
-        return b""
-    path = hook_file_paths(paths.server_hooks_dir, name)[which]
-    hooks_dir = paths.server_hooks_dir
-    if os.path.isdir(hooks_dir) and os.access(hooks_dir, os.R_OK | os.X_OK):
-        if not os.path.exists(path):
-            return b""
-        try:
-            with open(path, "rb") as handle:
-                return handle.read()
-        except (IOError, OSError):
-            pass
-    content_type = CONTENT_BODY if which == "body" else CONTENT_CONFIG
-    try:
-        return to_bytes(qmgr.export_hook(kind, name, content_type),
-                        errors="surrogate_or_strict")
-    except QmgrError as exc:
-        module.fail_json(**exc.fail_kwargs())
-
-
-def events_after(params, current):
-    """The hook's events after the task, in server order."""
-    events = params["events"]
-    if events is None:
-        events = split_list_value(current.get("event", ""))
-    return sort_events(events)
-
-
-def body_to_preflight(module, qmgr, paths, name, exists, body, body_now, config, config_now):
-    """The body that goes live with this task and must be checked first (bytes), or None.
-
-    A new body is checked; so is the current body when only the config changes (a body
-    may read its config as it loads)."""
-    if body is not None and body != body_now:
-        return body
-    if config is not None and config != config_now and exists:
-        current = current_file(module, qmgr, paths, "hook", name, "body", exists)
-        return current or None
-    return None
-
-
-def preflight_body(module, paths, params, name, current, body, config):
-    """Compile the body with the hook interpreter and, where pbs_python has its hook mode,
-    load it once (see module_utils/hook_preflight). Fails the task, nothing changed, when
-    the body is refused. Returns the preflight report (dict) for the result."""
-    display_name = params["body_src"] or "%s.PY" % name
-    config_path = None if config is not None else hook_file_paths(
-        paths.server_hooks_dir, name)["config"]
-    if config_path and not os.path.isfile(config_path):
-        config_path = None
-    alarm = params["alarm"] or current.get("alarm")
-    preflight = Preflight(module.run_command, paths.exec_dir, module.tmpdir)
-    try:
-        return preflight.check(body, display_name, name, events_after(params, current),
-                               alarm, config=config, config_path=config_path)
-    except HookBodyRefused as exc:
-        module.fail_json(msg="%s. Nothing was changed: hook %s was neither created nor "
-                             "touched (attributes, body, config and enabled state as they "
-                             "were)." % (exc, name))
-    except HookPreflightError as exc:
-        module.fail_json(**exc.fail_kwargs())
-    finally:
-        preflight.close()
-
-
 def split_final_enable(commands):
     """``(writes, enable)``: a final ``enabled = true`` that follows an import goes into a
     qmgr call of its own, run only once the imported files are verified."""
@@ -482,80 +323,15 @@ def verify_imported(module, qmgr, paths, kind, name, body, config):
     for which, wanted in (("body", body), ("config", config)):
         if wanted is None:
             continue
-        now = current_file(module, qmgr, paths, kind, name, which, True)
+        try:
+            now = current_file(qmgr, paths, kind, name, which, True)
+        except QmgrError as exc:
+            module.fail_json(**exc.fail_kwargs())
         if now != wanted:
             module.fail_json(msg="%s %s was left disabled: its %s on the server differs from "
                                  "what was imported (%d bytes there, %d imported). Check "
                                  "server_priv/hooks and the server log, then run the task "
                                  "again." % (kind, name, which, len(now), len(wanted)))
-
-
-def attr_text(attr, value):
-    if attr in ("enabled", "debug"):
-        return "true" if value else "false"
-    if attr == "fail_action":
-        return ",".join(value)
-    return str(value)
-
-
-def attr_differs(attr, desired, current):
-    if current is None:
-        return True
-    if attr in ("enabled", "debug"):
-        return bool_word(current) is not desired
-    if attr == "fail_action":
-        return set(desired) != set(split_list_value(current))
-    return str(desired) != current
-
-
-def plan(kind, name, exists, current, params, body, config, body_now, config_now,
-         stage_file):
-    """Qmgr commands (in the safe order) and the predicted attributes after them.
-
-    ``stage_file(data)`` returns the path of a file holding ``data`` for qmgr import.
-    """
-    commands = []
-    after = dict(current)
-
-    def put(attr, text):
-        commands.append(set_command(kind, name, attr, text))
-        after[attr] = text
-
-    enabled_now = bool_word(current.get("enabled", "true"))
-    want_enabled = params["enabled"]
-    if not exists:
-        commands.append(create_command("hook", name))
-        put("enabled", "false")
-        enabled_now = False
-        if want_enabled is None:
-            want_enabled = body is not None
-    if want_enabled is False and enabled_now:
-        put("enabled", "false")
-        enabled_now = False
-
-    events_changed = False
-    if params["events"] is not None:
-        wanted = sort_events(params["events"])
-        if set(wanted) != set(split_list_value(current.get("event", ""))):
-            put("event", ",".join(wanted))
-            events_changed = True
-
-    for attr in ("user", "alarm", "freq", "order", "debug", "fail_action"):
-        desired = params[attr]
-        if desired is None:
-            continue
-        if attr_differs(attr, desired, current.get(attr)) or (
-                events_changed and attr in RESET_BY_EVENT):
-            put(attr, attr_text(attr, desired))
-
-    if body is not None and body != body_now:
-        commands.append(import_command(kind, name, CONTENT_BODY, stage_file(body)))
-    if config is not None and config != config_now:
-        commands.append(import_command(kind, name, CONTENT_CONFIG, stage_file(config)))
-
-    if want_enabled and not enabled_now:
-        put("enabled", "true")
-    return commands, after
 
 
 def run_write_batch(module, qmgr, kind, name, batch):
@@ -576,10 +352,6 @@ def run_write_batch(module, qmgr, kind, name, batch):
         module.fail_json(msg="the hook was changed but the listing after it cannot be "
                              "parsed: %s" % exc, stdout=out, commands=batch)
     return objects[-1][2] if objects else {}
-
-
-def attributes_text(attributes):
-    return "".join("%s = %s\n" % (k, v) for k, v in attributes.items())
 
 
 def main():
@@ -607,23 +379,28 @@ def main():
     argument_spec.update(pbs_conf_argument_spec())
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
                            mutually_exclusive=[("body", "body_src"), ("config", "config_src")])
+    try:
+        run(module)
+    except (TaskRefused, QmgrError) as exc:
+        module.fail_json(**exc.fail_kwargs())
+
+
+def run(module):
+    """The task; raises TaskRefused / QmgrError where it fails."""
     params = module.params
     name = params["name"]
     kind = "pbshook" if params["type"] == "pbs" else "hook"
 
-    validate(module, params)
+    check_hook_task(params)
     body = read_source(module, "body_src", params["body"], params["body_src"])
-    config = read_source(module, "config_src", config_text(module, params["config"]),
+    config = read_source(module, "config_src", config_text(params["config"]),
                          params["config_src"])
     if config is not None and (params["config_format"] == "json" or params["config_schema"]):
-        check_json(module, config, params["config_schema"])
+        check_json(config, params["config_schema"])
 
     paths = module_pbs_paths(module)
     qmgr = Qmgr(module, paths.qmgr)
-    try:
-        listed = qmgr.list_object(kind, name)
-    except QmgrError as exc:
-        module.fail_json(**exc.fail_kwargs())
+    listed = qmgr.list_object(kind, name)
     exists = listed is not None
     before = dict(listed[2]) if exists else {}
     result = dict(changed=False, commands=[], hook=before)
@@ -633,41 +410,12 @@ def main():
             commands = [delete_command("hook", name)]
             result.update(changed=True, commands=commands, hook={})
             if not module.check_mode:
-                try:
-                    qmgr.run_batch(commands, "the deletion of hook %s" % name)
-                except QmgrError as exc:
-                    module.fail_json(**exc.fail_kwargs())
+                qmgr.run_batch(commands, "the deletion of hook %s" % name)
         if module._diff:
             result["diff"] = dict(before=attributes_text(before), after="",
                                   before_header="hook %s" % name,
                                   after_header="hook %s" % name)
         module.exit_json(**result)
-
-    if not exists and kind == "pbshook":
-        module.fail_json(msg="pbshook %s does not exist in this PBS (qmgr list pbshook "
-                             "exited 1). Built-in hooks cannot be created; use type=site "
-                             "with a name not starting with PBS to install a site hook."
-                             % name)
-    current = before if exists else dict(NEW_SITE_HOOK)
-    if params["freq"] is not None:
-        events = params["events"]
-        if events is None:
-            events = split_list_value(current.get("event", ""))
-        if not any(e in PERIODIC_EVENTS for e in events):
-            module.fail_json(msg="freq needs a periodic event: the hook's events must "
-                                 "contain 'exechost_periodic' or 'periodic' (qmgr: "
-                                 "set_hook_freq: Can't set hook freq value)")
-
-    body_now = current_file(module, qmgr, paths, kind, name, "body", exists) \
-        if body is not None else None
-    config_now = current_file(module, qmgr, paths, kind, name, "config", exists) \
-        if config is not None else None
-
-    to_check = body_to_preflight(module, qmgr, paths, name, exists, body, body_now,
-                                 config, config_now) if kind == "hook" else None
-    if to_check is not None:
-        result["preflight"] = preflight_body(module, paths, params, name, current, to_check,
-                                             config)
 
     staged = []
 
@@ -680,16 +428,20 @@ def main():
             handle.write(data)
         return path
 
+    def preflight(to_check, current, config):
+        return preflight_body(module.run_command, module.tmpdir, paths, params, name,
+                              current, to_check, config)
+
     try:
-        try:
-            commands, after = plan(kind, name, exists, current, params, body, config,
-                                   body_now, config_now, stage_file)
-        except QmgrValueError as exc:
-            module.fail_json(msg="%s. Nothing was changed." % exc)
+        planned = plan_present(qmgr, paths, params, before if exists else None, body,
+                               config, preflight, stage_file)
+        if planned["preflight"] is not None:
+            result["preflight"] = planned["preflight"]
+        commands = planned["commands"]
         if commands:
             writes, enable = split_final_enable(commands)
             batches = [b + [list_command(kind, name)] for b in (writes, enable) if b]
-            result.update(changed=True, commands=sum(batches, []), hook=after)
+            result.update(changed=True, commands=sum(batches, []), hook=planned["after"])
             if not module.check_mode:
                 for index, batch in enumerate(batches):
                     if index:
@@ -705,16 +457,9 @@ def main():
                 pass
 
     if module._diff:
-        diffs = [dict(before=attributes_text(before), after=attributes_text(result["hook"]),
-                      before_header="hook %s attributes" % name,
-                      after_header="hook %s attributes" % name)]
-        for label, new, old in (("PY", body, body_now), ("CF", config, config_now)):
-            if new is not None and new != old:
-                diffs.append(dict(before=to_text(old or b"", errors="surrogate_then_replace"),
-                                  after=to_text(new, errors="surrogate_then_replace"),
-                                  before_header="%s.%s" % (name, label),
-                                  after_header="%s.%s" % (name, label)))
-        result["diff"] = diffs
+        result["diff"] = hook_diffs(name, before, result["hook"],
+                                    (("PY", body, planned["body_now"]),
+                                     ("CF", config, planned["config_now"])))
     module.exit_json(**result)
 
 

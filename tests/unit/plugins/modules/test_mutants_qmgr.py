@@ -4,6 +4,7 @@ first, and one attribute already as wanted does not stop the plan of the next; t
 argument spec's required options and choices."""
 import pytest
 
+from ansible_collections.hpc.pbs.plugins.module_utils import qmgr_plan
 from ansible_collections.hpc.pbs.plugins.modules import qmgr as qmgr_module
 from hpc_pbs_module_fakes import run_module
 
@@ -11,7 +12,7 @@ from hpc_pbs_module_fakes import run_module
 def test_every_problem_of_a_task_is_reported_in_order():
     attributes = {"bad name": 1, "comment": {"a": 1}, "scheduling": None,
                   "default_queue": "no such,q"}
-    problems = qmgr_module.task_problems("server", ["vm"], attributes, "present", "replace")
+    problems = qmgr_plan.task_problems("server", ["vm"], attributes, "present", "replace")
     assert len(problems) == 3
     assert problems[0].startswith("server attribute name 'bad name' is not accepted")
     assert problems[1] == ("attribute comment: a dict is not a qmgr value; give a string, "
@@ -20,22 +21,22 @@ def test_every_problem_of_a_task_is_reported_in_order():
 
 
 def test_the_several_objects_hint_is_only_for_a_name_with_a_comma():
-    plain, = qmgr_module.task_problems("server", ["bad name"], {}, "present", "replace")
-    listed, = qmgr_module.task_problems("server", ["bad,name"], {}, "present", "replace")
+    plain, = qmgr_plan.task_problems("server", ["bad name"], {}, "present", "replace")
+    listed, = qmgr_plan.task_problems("server", ["bad,name"], {}, "present", "replace")
     assert "to change several objects" not in plain
     assert listed.endswith("; to change several objects list them in the option names")
 
 
 def test_a_replaced_list_is_checked_as_the_one_value_written():
-    problems = qmgr_module.task_problems("node", ["n1"], {"state": ["free", "offline"]},
-                                         "present", "replace")
+    problems = qmgr_plan.task_problems("node", ["n1"], {"state": ["free", "offline"]},
+                                       "present", "replace")
     assert problems == ["node attribute state: free cannot be combined with other states; "
                         "accepted: a comma separated list of free, offline, down, sleep, "
                         "offline_by_mom"]
 
 
 def test_an_attribute_already_as_wanted_does_not_stop_the_plan():
-    commands, predicted = qmgr_module.plan_changes(
+    commands, predicted = qmgr_plan.plan_changes(
         "server", "vm", {"comment": "same", "scheduler_iteration": 600},
         {"comment": "same", "scheduler_iteration": "300"}, "present", "replace")
     assert [str(c) for c in commands] == ["set server vm scheduler_iteration = 600"]
