@@ -113,6 +113,97 @@ options:
       - A value the mom would refuse fails the module, with the message of
         M(hpc.pbs.mom_config).
     type: dict
+  plan_hooks:
+    description:
+      - Hook tasks to plan on the server host, each as M(hpc.pbs.hook) with C(state=present)
+        takes its options (the subset below; C(body) and C(config) as text). RV(hook_plans)
+        then says, for each in order, what that module would change - the same planning
+        code, including the preflight of a body that would go live; nothing is written.
+        This lets an audit read the server and plan its hooks in one call
+        (C(playbooks/audit.yml)).
+      - A task that cannot be planned (a value the module refuses, a built-in hook that
+        does not exist, a failing qmgr) is a plan with C(failed=true) and the module's
+        message, not a failed module.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      name:
+        description: The hook's name (O(hpc.pbs.hook#module:name)).
+        type: str
+        required: true
+      type:
+        description: C(site) or C(pbs) (a built-in pbshook), as O(hpc.pbs.hook#module:type).
+        type: str
+        default: site
+        choices: [site, pbs]
+      events:
+        description: As O(hpc.pbs.hook#module:events) (hook event names as PBS spells them).
+        type: list
+        elements: str
+      enabled:
+        description: As O(hpc.pbs.hook#module:enabled).
+        type: bool
+      order:
+        description: As O(hpc.pbs.hook#module:order) (1-1000 for a site hook).
+        type: int
+      alarm:
+        description: As O(hpc.pbs.hook#module:alarm) (seconds).
+        type: int
+      fail_action:
+        description: As O(hpc.pbs.hook#module:fail_action).
+        type: list
+        elements: str
+        choices: [none, offline_vnodes, clear_vnodes_upon_recovery, scheduler_restart_cycle]
+      user:
+        description: As O(hpc.pbs.hook#module:user).
+        type: str
+        choices: [pbsadmin, pbsuser]
+      freq:
+        description: As O(hpc.pbs.hook#module:freq) (seconds).
+        type: int
+      debug:
+        description: As O(hpc.pbs.hook#module:debug).
+        type: bool
+      body:
+        description: The wanted body (C(NAME.PY)) as text, as O(hpc.pbs.hook#module:body).
+        type: str
+      config:
+        description: The wanted config (C(NAME.CF)), as O(hpc.pbs.hook#module:config) (a
+          dict or list becomes JSON text).
+        type: raw
+      config_format:
+        description: As O(hpc.pbs.hook#module:config_format) (C(json) - the config must
+          parse as JSON).
+        type: str
+        default: json
+        choices: [json, raw]
+  plan_objects:
+    description:
+      - qmgr tasks to plan on the server host, each as M(hpc.pbs.qmgr) with
+        C(state=present) and C(list_mode=replace) takes its options. RV(object_plans) then
+        says, for each in order, what that module would change (the same planning code);
+        nothing is written. A task that cannot be planned (an unknown attribute, a value
+        qmgr refuses, a missing object) is a plan with C(failed=true) and the module's
+        message.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      object_type:
+        description: The qmgr object type, as O(hpc.pbs.qmgr#module:object_type).
+        type: str
+        required: true
+        choices: [server, sched, queue, node, hook, pbshook]
+      name:
+        description: The object's name; C(sched) defaults to C(default), C(server) to the
+          default server; required for the other types.
+        type: str
+      attributes:
+        description: Attribute -> wanted value, as O(hpc.pbs.qmgr#module:attributes)
+          (C(null) unsets).
+        type: dict
+        required: true
 notes:
   - Supports check mode; the result is the same in both modes.
   - A host without C(pbs.conf) is reported with RV(installed=false) rather than failing.
@@ -220,6 +311,29 @@ mom_plan:
   sample: {"path": "/var/spool/pbs/mom_priv/config", "changed": true, "before": "$clienthost vm\n",
            "after": "$clienthost vm\n$job_launch_delay 45\n",
            "options": {"clienthost": "vm", "job_launch_delay": "45"}, "not_loaded": []}
+hook_plans:
+  description: One per O(plan_hooks), in order - C(object) (C(hook NAME) or C(pbshook
+    NAME)), C(failed) (with C(msg) when true), C(changed), C(commands) (the qmgr commands
+    M(hpc.pbs.hook) would run) and C(diff) (as that module's C(--diff) - the attributes
+    as C(attribute = value) lines before and after, then each of C(NAME.PY) / C(NAME.CF)
+    that would change), C(preflight) when a body that would go live was checked.
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"object": "hook rjs", "failed": false, "changed": true,
+            "commands": ["set hook rjs alarm = 40", "list hook rjs"],
+            "diff": [{"before": "alarm = 30\n", "after": "alarm = 40\n",
+                      "before_header": "hook rjs attributes", "after_header": "hook rjs attributes"}]}]
+object_plans:
+  description: One per O(plan_objects), in order - C(object) (e.g. C(sched default),
+    C(server)), C(failed) (with C(msg) when true), C(changed), C(commands) and C(diff)
+    (as M(hpc.pbs.qmgr)'s C(--diff) - C(before), C(after) as C(attribute = value) lines).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{"object": "sched default", "failed": false, "changed": false, "commands": [],
+            "diff": {"before": "job_run_wait = runjob_hook\n", "after": "job_run_wait = runjob_hook\n",
+                     "before_header": "sched default (before)", "after_header": "sched default (after)"}}]
 '''
 
 import hashlib
@@ -240,6 +354,8 @@ from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
     module_pbs_paths, pbs_conf_argument_spec)
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
     Qmgr, QmgrError, parse_list_output, split_list_value)
+from ansible_collections.hpc.pbs.plugins.module_utils.server_plans import (
+    HOOK_PLAN_OPTIONS, OBJECT_PLAN_OPTIONS, server_plans)
 from ansible_collections.hpc.pbs.plugins.module_utils.qsub_args import (
     QsubArgumentsError, parse_qsub_arguments, tolerate_value)
 
@@ -577,7 +693,11 @@ def main():
                          vnodes=dict(type="list", elements="str", default=[]),
                          own_comment_prefix=dict(type="str", default=""),
                          baseline_problems=dict(type="list", elements="dict"),
-                         mom_options=dict(type="dict"))
+                         mom_options=dict(type="dict"),
+                         plan_hooks=dict(type="list", elements="dict", default=[],
+                                         options=HOOK_PLAN_OPTIONS),
+                         plan_objects=dict(type="list", elements="dict", default=[],
+                                           options=OBJECT_PLAN_OPTIONS))
     argument_spec.update(pbs_conf_argument_spec())
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
     vnodes = checked_vnodes(module)
@@ -585,7 +705,8 @@ def main():
     result = dict(changed=False, installed=paths.conf_found,
                   pbs_conf=dict(path=paths.conf_file, values=paths.conf),
                   pbs_version=None, daemons={}, mom=None, server=None,
-                  health={}, problems=[], new_problems=[], mom_plan=None)
+                  health={}, problems=[], new_problems=[], mom_plan=None,
+                  hook_plans=[], object_plans=[])
     if not paths.conf_found and module.params["query_server"] != "always":
         module.exit_json(**result)
 
@@ -602,6 +723,9 @@ def main():
         result["server"] = server_facts(module, paths)
         if not result["pbs_version"]:
             result["pbs_version"] = result["server"]["pbs_version"]
+    if module.params["plan_hooks"] or module.params["plan_objects"]:
+        result["hook_plans"], result["object_plans"] = server_plans(
+            module, paths, module.params["plan_hooks"], module.params["plan_objects"])
     if module.params["gather"]:
         result["health"] = gather_health(module, paths, module.params["gather"], vnodes)
         result["problems"] = health_problems(result["health"], module.params)

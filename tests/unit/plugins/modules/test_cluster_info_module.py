@@ -147,3 +147,110 @@ def test_mom_plan_names_the_values_a_running_mom_has_not_loaded(pbs):
                                    "11/24/2026 11:00:00;0002;pbs_mom;Svr;job_launch_delay;45\n")
     code, result = run(pbs, query_server="never", mom_options=options)
     assert result["mom_plan"]["not_loaded"] == []
+
+
+# -- plan_hooks / plan_objects: hpc.pbs.hook's and hpc.pbs.qmgr's plans in the one read --
+
+RJS = dict(name="rjs", events=["queuejob", "execjob_launch"], enabled=True, order=1, alarm=30)
+
+
+def module_plan(main, args):
+    """The result of hpc.pbs.hook / hpc.pbs.qmgr itself in check mode with --diff."""
+    code, result = run_module(main, args, check_mode=True, diff=True)
+    assert code == 0, result
+    return result
+
+
+def test_a_hook_plan_is_what_the_hook_module_would_change(pbs, monkeypatch):
+    """Also the preflight: the new body is compiled by the hook interpreter, run for real."""
+    import subprocess
+    from ansible.module_utils.basic import AnsibleModule
+    from ansible_collections.hpc.pbs.plugins.modules import hook
+    faked = AnsibleModule.run_command
+    interpreter_calls = []
+
+    def run_command(self, args, cwd=None, environ_update=None, **kw):
+        if args[0] == pbs.qmgr_path:
+            return faked(self, args, **kw)
+        interpreter_calls.append(args)
+        proc = subprocess.run(args, cwd=cwd, env=dict(os.environ, **(environ_update or {})),
+                              capture_output=True, text=True, check=False)
+        return proc.returncode, proc.stdout, proc.stderr
+
+    monkeypatch.setattr(AnsibleModule, "run_command", run_command)
+    wanted = dict(RJS, order=5, body="import pbs\npbs.event().accept()\n")
+    code, result = run(pbs, query_server="never", plan_hooks=[wanted])
+    assert code == 0, result
+    plan, = result["hook_plans"]
+    assert plan["object"] == "hook rjs" and plan["failed"] is False and plan["changed"] is True
+    assert "set hook rjs order = 5" in plan["commands"]
+    assert any(c.startswith("import hook rjs application/x-python") for c in plan["commands"])
+    assert [d["after_header"] for d in plan["diff"]] == ["hook rjs attributes", "rjs.PY"]
+    assert "order = 1\n" in plan["diff"][0]["before"] and "order = 5\n" in plan["diff"][0]["after"]
+    assert not pbs.writes()
+    assert plan["preflight"] and len(interpreter_calls) >= 1
+    expected = module_plan(hook.main, dict(wanted, pbs_conf_file=pbs.conf))
+    # The module's batches end with a "list hook" each (the listing after the writes).
+    assert plan["commands"] == [c for c in expected["commands"] if not c.startswith("list ")]
+    assert plan["diff"] == expected["diff"]
+    assert plan["preflight"] == expected["preflight"]
+
+
+def test_a_hook_as_wanted_plans_no_change(pbs):
+    code, result = run(pbs, query_server="never", plan_hooks=[dict(RJS, body="import pbs\n")])
+    assert code == 0, result
+    plan, = result["hook_plans"]
+    assert plan["changed"] is False and plan["commands"] == [], plan
+    assert plan["diff"][0]["before"] == plan["diff"][0]["after"]
+    assert len(plan["diff"]) == 1  # the body is the server's: no file diff
+
+
+@pytest.mark.parametrize("wanted, message", [
+    (dict(RJS, type="pbs", body="x = 1\n"), "cannot be managed on a built-in pbshook"),
+    (dict(RJS, order=0), "outside the acceptable range"),
+    (dict(RJS, config="{not json"), "the hook config is not valid JSON"),
+    (dict(name="PBS_missing", type="pbs", enabled=True), "pbshook PBS_missing does not exist"),
+], ids=["pbshook-body", "order", "config", "missing-pbshook"])
+def test_a_hook_task_the_module_refuses_is_a_failed_plan(pbs, wanted, message):
+    code, result = run(pbs, query_server="never", plan_hooks=[wanted],
+                       plan_objects=[dict(object_type="sched", attributes={"job_run_wait": "none"})])
+    assert code == 0, result
+    plan, = result["hook_plans"]
+    assert plan["failed"] is True and message in plan["msg"] and plan["commands"] == [], plan
+    assert result["object_plans"][0]["failed"] is False  # the other plans still made
+    assert not pbs.writes()
+
+
+def test_object_plans_are_what_the_qmgr_module_would_change(pbs):
+    from ansible_collections.hpc.pbs.plugins.modules import qmgr
+    tasks = [dict(object_type="sched", attributes={"job_run_wait": "runjob_hook"}),
+             dict(object_type="server", attributes={"pbs_version": "23.06.06"})]
+    code, result = run(pbs, query_server="never", plan_objects=tasks)
+    assert code == 0, result
+    sched, server = result["object_plans"]
+    assert sched["object"] == "sched default" and sched["changed"] is True
+    assert sched["commands"] == ["set sched default job_run_wait = runjob_hook"]
+    assert server["object"] == "server" and server["changed"] is False and server["commands"] == []
+    assert not pbs.writes()
+    expected = module_plan(qmgr.main, dict(tasks[0], pbs_conf_file=pbs.conf))
+    assert sched["diff"] == expected["diff"]
+    assert sched["commands"] == expected["commands"][:-1]  # the module's batch ends with a list
+
+
+@pytest.mark.parametrize("task, message", [
+    (dict(object_type="sched", attributes={"bad name": 1}), "bad name"),
+    (dict(object_type="queue", name="workq", attributes={"enabled": True}), "queue workq does not exist"),
+    (dict(object_type="queue", attributes={"enabled": True}), "name is required for object_type queue"),
+], ids=["attribute", "missing-object", "no-name"])
+def test_a_qmgr_task_the_module_refuses_is_a_failed_plan(pbs, task, message):
+    code, result = run(pbs, query_server="never", plan_objects=[task])
+    assert code == 0, result
+    plan, = result["object_plans"]
+    assert plan["failed"] is True and message in plan["msg"], plan
+    assert not pbs.writes()
+
+
+def test_without_plans_no_plan_is_made(pbs):
+    code, result = run(pbs, query_server="never")
+    assert code == 0 and result["hook_plans"] == [] and result["object_plans"] == []
+    assert not pbs.calls
