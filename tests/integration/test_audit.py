@@ -140,6 +140,11 @@ def test_drift_reported_read_only_and_fails_when_asked(converged, env, tmp_path)
     assert rc != 0, out
     assert "3 drift(s) found (audit_fail_on_drift is set)" in out
     assert len(read_report(report)) == 3  # written before the play fails
+
+    # A part's tag plans that part alone in the server's read.
+    for tag, objects in (("scheduler", {"sched"}), ("server_hook", {"hook reliable_job_startup"})):
+        rows = audit_report(cluster, env, tmp_path, None, "--tags", tag)
+        assert {r["object"] for r in rows} == objects, (tag, rows)
     assert node_attributes(cluster, "mom2")["state"] == "free"
     put_back(cluster, mom_sed=("mom2", "s/^\\$job_launch_delay 7$/$job_launch_delay 16/"),
              qmgr=["set sched default job_run_wait = runjob_hook", "set hook reliable_job_startup order = 1"])

@@ -153,7 +153,11 @@ def test_role_installs_one_hook_and_sets_tunables_with_reload_in_the_handler():
     server = yaml.safe_load((ROLE / "tasks" / "server.yml").read_text())
     hook_tasks = [t for t in server if "hpc.pbs.hook" in t]
     assert len(hook_tasks) == 1
-    assert hook_tasks[0]["hpc.pbs.hook"]["events"] == ["queuejob", "execjob_launch"]
+    # The hook as vars/main.yml describes it (audit.yml plans the same dict).
+    task = yaml.safe_load((ROLE / "vars" / "main.yml").read_text())["__reliable_job_startup_hook_task"]
+    assert task["events"] == ["queuejob", "execjob_launch"] and task["type"] == "site"
+    assert all(hook_tasks[0]["hpc.pbs.hook"][key] == "{{ __reliable_job_startup_hook_task.%s }}" % key
+               for key in task), hook_tasks[0]
     mom = yaml.safe_load((ROLE / "tasks" / "mom.yml").read_text())
     assert len(mom) == 1 and mom[0]["hpc.pbs.mom_config"]["reload"] == "never"
     handlers = yaml.safe_load((ROLE / "handlers" / "main.yml").read_text())
