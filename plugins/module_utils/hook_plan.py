@@ -26,6 +26,22 @@ from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
 from ansible_collections.hpc.pbs.plugins.module_utils.refusal import TaskRefused
 
 
+# The options of hpc.pbs.hook that describe the hook's attributes (argument spec entries),
+# shared by the module and by hpc.pbs.cluster_info's plan_hooks.
+HOOK_ATTRIBUTE_OPTIONS = dict(
+    type=dict(type="str", default="site", choices=["site", "pbs"]),
+    enabled=dict(type="bool"),
+    order=dict(type="int"),
+    alarm=dict(type="int"),
+    fail_action=dict(type="list", elements="str",
+                     choices=["none", "offline_vnodes", "clear_vnodes_upon_recovery",
+                              "scheduler_restart_cycle"]),
+    user=dict(type="str", choices=["pbsadmin", "pbsuser"]),
+    freq=dict(type="int"),
+    debug=dict(type="bool"),
+    config=dict(type="raw"),
+    config_format=dict(type="str", default="json", choices=["json", "raw"]),
+)
 SITE_ONLY = ("body", "body_src", "user", "debug")
 # Attributes that setting ``event`` can reset on the server (hook_func.c), so they are
 # written again after a change of events when the task names them.

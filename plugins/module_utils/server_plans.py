@@ -8,7 +8,8 @@ failed plan in the result, not a failed module: an audit reports it as drift."""
 from ansible.module_utils.common.text.converters import to_bytes
 
 from ansible_collections.hpc.pbs.plugins.module_utils.hook_plan import (
-    check_hook_task, check_json, config_text, hook_diffs, plan_present, preflight_body)
+    HOOK_ATTRIBUTE_OPTIONS, check_hook_task, check_json, config_text, hook_diffs, plan_present,
+    preflight_body)
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
     OBJECT_TYPES, Qmgr, QmgrError)
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr_plan import (
@@ -16,23 +17,8 @@ from ansible_collections.hpc.pbs.plugins.module_utils.qmgr_plan import (
 from ansible_collections.hpc.pbs.plugins.module_utils.refusal import TaskRefused
 
 # The options of a hook plan: those of hpc.pbs.hook that describe the hook itself.
-HOOK_PLAN_OPTIONS = dict(
-    name=dict(type="str", required=True),
-    type=dict(type="str", default="site", choices=["site", "pbs"]),
-    events=dict(type="list", elements="str"),
-    enabled=dict(type="bool"),
-    order=dict(type="int"),
-    alarm=dict(type="int"),
-    fail_action=dict(type="list", elements="str",
-                     choices=["none", "offline_vnodes", "clear_vnodes_upon_recovery",
-                              "scheduler_restart_cycle"]),
-    user=dict(type="str", choices=["pbsadmin", "pbsuser"]),
-    freq=dict(type="int"),
-    debug=dict(type="bool"),
-    body=dict(type="str"),
-    config=dict(type="raw"),
-    config_format=dict(type="str", default="json", choices=["json", "raw"]),
-)
+HOOK_PLAN_OPTIONS = dict(HOOK_ATTRIBUTE_OPTIONS, name=dict(type="str", required=True),
+                         events=dict(type="list", elements="str"), body=dict(type="str"))
 OBJECT_PLAN_OPTIONS = dict(
     object_type=dict(type="str", required=True, choices=list(OBJECT_TYPES)),
     name=dict(type="str"),

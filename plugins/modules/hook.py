@@ -283,8 +283,8 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes
 
 from ansible_collections.hpc.pbs.plugins.module_utils.hook_plan import (
-    attributes_text, check_hook_task, check_json, config_text, current_file, hook_diffs,
-    plan_present, preflight_body)
+    HOOK_ATTRIBUTE_OPTIONS, attributes_text, check_hook_task, check_json, config_text,
+    current_file, hook_diffs, plan_present, preflight_body)
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
     module_pbs_paths, pbs_conf_argument_spec)
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
@@ -356,25 +356,14 @@ def run_write_batch(module, qmgr, kind, name, batch):
 
 def main():
     argument_spec = dict(
+        HOOK_ATTRIBUTE_OPTIONS,
         name=dict(type="str", required=True),
         state=dict(type="str", default="present", choices=["present", "absent"]),
-        type=dict(type="str", default="site", choices=["site", "pbs"]),
         events=dict(type="list", elements="str", aliases=["event"]),
-        enabled=dict(type="bool"),
-        order=dict(type="int"),
-        alarm=dict(type="int"),
-        fail_action=dict(type="list", elements="str",
-                         choices=["none", "offline_vnodes", "clear_vnodes_upon_recovery",
-                                  "scheduler_restart_cycle"]),
-        user=dict(type="str", choices=["pbsadmin", "pbsuser"]),
-        freq=dict(type="int"),
-        debug=dict(type="bool"),
         body=dict(type="str", aliases=["content"]),
         body_src=dict(type="path", aliases=["src"]),
-        config=dict(type="raw"),
         config_schema=dict(type="dict"),
         config_src=dict(type="path"),
-        config_format=dict(type="str", default="json", choices=["json", "raw"]),
     )
     argument_spec.update(pbs_conf_argument_spec())
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
