@@ -103,10 +103,49 @@ def sched(cluster):
     return dict(line.strip().split(" = ", 1) for line in out.splitlines()[1:] if " = " in line)
 
 
+def server_task_outcome(output, task):
+    """``changed``, ``ok``, ``skipping`` or ``failed`` of pbs-server under TASK [task]."""
+    block = output.split("TASK [%s]" % task, 1)[1].split("TASK [", 1)[0]
+    return re.search(r"^(\w+): \[pbs-server\]", block, re.M).group(1)
+
+
 def sched_task_changed(output, task):
-    """The line ``changed: [pbs-server]`` / ``ok: [pbs-server]`` after TASK [.. task]."""
-    block = output.split("TASK [hpc.pbs.sched_tuning : %s]" % task, 1)[1].split("TASK [", 1)[0]
-    return "changed: [pbs-server]" in block
+    """Whether pbs-server is ``changed`` under TASK [hpc.pbs.sched_tuning : task]."""
+    return server_task_outcome(output, "hpc.pbs.sched_tuning : " + task) == "changed"
+
+
+HOOK_TASK = "hpc.pbs.reliable_job_startup : Install the reliable_job_startup hook with its config"
+SCHED_TASK = "hpc.pbs.sched_tuning : Set job_run_wait of the scheduler"
+
+
+def qmgr_value(cluster, object_name, attribute):
+    out = cluster.exec(SERVER, [QMGR, "-c", "list %s %s" % (object_name, attribute)], check=True).stdout
+    return out.split(" = ", 1)[1].strip()
+
+
+def test_idempotent_run_plans_the_server_part_and_a_drift_is_put_back(pbs_cluster, env):
+    """The server's part is planned in one read; its tasks run only for what drifted."""
+    rc, out, recap = run_playbook(pbs_cluster, env, SITE, {})
+    assert rc == 0, out
+    rc, out, recap = run_playbook(pbs_cluster, env, SITE, {})
+    assert rc == 0, out
+    assert server_task_outcome(out, HOOK_TASK) == "skipping", out
+    assert server_task_outcome(out, SCHED_TASK) == "skipping", out
+    assert recap[SERVER]["changed"] == 0, out
+
+    pbs_cluster.exec(SERVER, [QMGR, "-c", "set sched default job_run_wait = none"], check=True)
+    rc, out, recap = run_playbook(pbs_cluster, env, SITE, {})
+    assert rc == 0, out
+    assert server_task_outcome(out, HOOK_TASK) == "skipping", out
+    assert server_task_outcome(out, SCHED_TASK) == "changed", out
+    assert qmgr_value(pbs_cluster, "sched default", "job_run_wait") == "runjob_hook"
+
+    pbs_cluster.exec(SERVER, [QMGR, "-c", "set hook reliable_job_startup order = 5"], check=True)
+    rc, out, recap = run_playbook(pbs_cluster, env, SITE, {})
+    assert rc == 0, out
+    assert server_task_outcome(out, HOOK_TASK) == "changed", out
+    assert server_task_outcome(out, SCHED_TASK) == "skipping", out
+    assert qmgr_value(pbs_cluster, "hook reliable_job_startup", "order") == "1"
 
 
 def test_site_sets_job_run_wait_and_is_idempotent(pbs_cluster, env):
