@@ -467,6 +467,9 @@ def test_rerun_with_reliable_job_startup_vars_touches_no_host(pbs_cluster, env):
         assert mom_log_count(cluster, mom, "job_launch_delay", 23) == 1  # not reloaded again
     # The offline/online tasks run delegated to the server but count for the mom: none changed.
     assert counts[SERVER]["changed"] == 0, (counts, out)
+    # The server's read planned the hook: nothing to change, so its task did not run.
+    hook_task = out.split("TASK [hpc.pbs.reliable_job_startup : Install the reliable_job_startup hook", 1)[1]
+    assert hook_task.split("TASK [", 1)[0].count("skipping: [%s]" % SERVER) == 1, out
 
 
 def test_check_mode_recap_says_would_be_done(pbs_cluster, env):
