@@ -133,19 +133,18 @@ def test_idempotent_run_plans_the_server_part_and_a_drift_is_put_back(pbs_cluste
     assert server_task_outcome(out, SCHED_TASK) == "skipping", out
     assert recap[SERVER]["changed"] == 0, out
 
-    pbs_cluster.exec(SERVER, [QMGR, "-c", "set sched default job_run_wait = none"], check=True)
-    rc, out, recap = run_playbook(pbs_cluster, env, SITE, {})
-    assert rc == 0, out
-    assert server_task_outcome(out, HOOK_TASK) == "skipping", out
-    assert server_task_outcome(out, SCHED_TASK) == "changed", out
-    assert qmgr_value(pbs_cluster, "sched default", "job_run_wait") == "runjob_hook"
-
-    pbs_cluster.exec(SERVER, [QMGR, "-c", "set hook reliable_job_startup order = 5"], check=True)
-    rc, out, recap = run_playbook(pbs_cluster, env, SITE, {})
-    assert rc == 0, out
-    assert server_task_outcome(out, HOOK_TASK) == "changed", out
-    assert server_task_outcome(out, SCHED_TASK) == "skipping", out
-    assert qmgr_value(pbs_cluster, "hook reliable_job_startup", "order") == "1"
+    # (drift, the task that must run, the other task's outcome, the object and attribute put back)
+    for drift, fixed_by, other, (object_name, attribute, wanted) in (
+            ("set sched default job_run_wait = none", SCHED_TASK, HOOK_TASK,
+             ("sched default", "job_run_wait", "runjob_hook")),
+            ("set hook reliable_job_startup order = 5", HOOK_TASK, SCHED_TASK,
+             ("hook reliable_job_startup", "order", "1"))):
+        pbs_cluster.exec(SERVER, [QMGR, "-c", drift], check=True)
+        rc, out, recap = run_playbook(pbs_cluster, env, SITE, {})
+        assert rc == 0, out
+        assert server_task_outcome(out, fixed_by) == "changed", (drift, out)
+        assert server_task_outcome(out, other) == "skipping", (drift, out)
+        assert qmgr_value(pbs_cluster, object_name, attribute) == wanted, drift
 
 
 def test_site_sets_job_run_wait_and_is_idempotent(pbs_cluster, env):
