@@ -20,6 +20,7 @@ from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
     hook_file_paths, site_hook_name_problem, site_order_accepted, sort_events, unknown_events)
 from ansible_collections.hpc.pbs.plugins.module_utils.json_schema import (
     JsonSchemaError, JsonSchemaUnavailable, schema_errors)
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import PbsRunner
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
     QmgrValueError, bool_word, create_command, import_command, object_name_problem,
     set_command, split_list_value)
@@ -182,7 +183,9 @@ def preflight_body(run_command, tmpdir, paths, params, name, current, body, conf
     if config_path and not os.path.isfile(config_path):
         config_path = None
     alarm = params["alarm"] or current.get("alarm")
-    preflight = Preflight(run_command, paths.exec_dir, tmpdir)
+    # pbs_python reads pbs.conf as the daemons do: the one the module was given.
+    runner = PbsRunner(run_command, paths.conf_file)
+    preflight = Preflight(runner.run_command, paths.exec_dir, tmpdir)
     try:
         return preflight.check(body, display_name, name, events_after(params, current),
                                alarm, config=config, config_path=config_path)

@@ -20,6 +20,7 @@ import signal
 import time
 
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import expected_log_line
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import PbsRunner
 from ansible_collections.hpc.pbs.plugins.module_utils.polling import WaitTimeout, wait_until
 
 _LOG_NAME = re.compile(r"[0-9]{8}\Z")
@@ -280,8 +281,9 @@ def restart_mom(run_command, paths, timeout, poll=0.2):
     """Start ``pbs_mom -p`` (keeps running jobs) and wait at most ``timeout`` seconds for a
     live pid in mom.lock.
 
-    :param run_command: ``AnsibleModule.run_command`` (or the same signature): runs the
-        argument list with ``environ_update``, returns ``(rc, stdout, stderr)``.
+    :param run_command: ``AnsibleModule.run_command`` (or the same signature), returns
+        ``(rc, stdout, stderr)``; pbs_mom runs through :class:`~pbs_command.PbsRunner`, so
+        that it reads ``paths.conf_file``.
     :param paths: where PBS is (``pbs_mom``, ``conf_file``, ``mom_lock``), as
         :func:`pbs_conf.module_pbs_paths` gives them.
     :returns: ``(ok, text)``: whether the mom runs again, and what happened.
@@ -290,7 +292,7 @@ def restart_mom(run_command, paths, timeout, poll=0.2):
     if not os.access(paths.pbs_mom, os.X_OK):
         return False, "pbs_mom could not be started again: %s is not executable" % paths.pbs_mom
     try:
-        rc, out, err = run_command(cmd, environ_update={"PBS_CONF_FILE": paths.conf_file})
+        rc, out, err = PbsRunner(run_command, paths.conf_file).run_command(cmd)
     except (OSError, IOError) as exc:
         return False, "%s could not run: %s" % (" ".join(cmd), exc)
     if rc != 0:

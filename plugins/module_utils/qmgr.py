@@ -33,6 +33,7 @@ import re
 
 from ansible_collections.hpc.pbs.plugins.module_utils import qmgr_attributes
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import HOOK_NAME
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import PbsRunner
 
 OBJECT_TYPES = ("server", "sched", "queue", "node", "hook", "pbshook")
 
@@ -435,15 +436,23 @@ def bool_word(value):
     return None
 
 
-class Qmgr(object):
-    """Runs ``qmgr`` through ``module.run_command`` with argument lists (never a shell).
+class Qmgr:
+    """Runs ``qmgr`` through ``module.run_command`` with argument lists (never a shell),
+    by :class:`~pbs_command.PbsRunner` (``PBS_CONF_FILE`` and the C locale).
 
-    ``module``: an AnsibleModule; ``path``: the qmgr executable.
+    ``module``: an AnsibleModule; ``path``: the qmgr executable; ``conf_file``: the
+    pbs.conf qmgr is to read (None: ``$PBS_CONF_FILE`` / ``/etc/pbs.conf`` of the module).
+    :meth:`for_paths` builds one from a ``PbsPaths``.
     """
 
-    def __init__(self, module, path):
-        self.module = module
+    def __init__(self, module, path, conf_file=None):
+        self.runner = PbsRunner(module.run_command, conf_file)
         self.path = path
+
+    @classmethod
+    def for_paths(cls, module, paths):
+        """The qmgr of the installation ``paths`` (``PbsPaths``) describes."""
+        return cls(module, paths.qmgr, paths.conf_file)
 
     def run_one(self, command):
         """Run ``qmgr -c COMMAND``; return ``(rc, stdout, stderr)`` without judging rc.
@@ -451,7 +460,7 @@ class Qmgr(object):
         (:func:`stdin_line_problem`)."""
         _raise_if(stdin_line_problem(command))
         cmd = [self.path, "-c", str(command)]
-        rc, out, err = self.module.run_command(cmd)
+        rc, out, err = self.runner.run_command(cmd)
         return rc, out, err
 
     def list_object(self, object_type, name=None):
@@ -539,7 +548,7 @@ class Qmgr(object):
                 fed.append(marker)
         cmd = [self.path, "-a"]
         data = "".join(str(c) + "\n" for c in fed)
-        rc, out, err = self.module.run_command(cmd, data=data, binary_data=True)
+        rc, out, err = self.runner.run_command(cmd, data=data, binary_data=True)
         out = strip_max_open_servers(out)
         if rc != 0:
             applied, not_applied = self._applied_split(out, writes, use_markers)

@@ -98,6 +98,6 @@ def object_plan(qmgr, params):
 def server_plans(module, paths, hooks, objects):
     """``(hook_plans, object_plans)``: the plans of ``hooks`` and ``objects`` (lists of
     option dicts), in their order."""
-    qmgr = Qmgr(module, paths.qmgr)
+    qmgr = Qmgr.for_paths(module, paths)
     return ([hook_plan(module, paths, qmgr, each) for each in hooks],
             [object_plan(qmgr, each) for each in objects])

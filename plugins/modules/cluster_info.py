@@ -350,6 +350,7 @@ from ansible_collections.hpc.pbs.plugins.module_utils.mom_daemon import (
     last_config_read, process_alive, read_mom_pid, running_differences)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import (
     MomConfigValueError, plan)
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import PbsRunner
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
     module_pbs_paths, pbs_conf_argument_spec)
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
@@ -462,7 +463,7 @@ def not_loaded(paths, file_options, names):
 
 
 def server_facts(module, paths):
-    qmgr = Qmgr(module, paths.qmgr)
+    qmgr = Qmgr.for_paths(module, paths)
     try:
         out, dummy = qmgr.run_batch(list(SERVER_QUERIES), "the server queries")
         objects = parse_list_output(out)
@@ -491,11 +492,12 @@ def server_facts(module, paths):
 
 # -- health snapshot (gather) -------------------------------------------------------------
 
-def run_json(module, argv, what):
-    """Run a PBS command that prints JSON (``-F json``) and return the parsed document.
+def run_json(module, runner, argv, what):
+    """Run a PBS command that prints JSON (``-F json``) by ``runner`` (a ``PbsRunner``)
+    and return the parsed document.
     Fails the module, naming the command, rc and stderr, when it exits non-zero or prints
     something that is not JSON."""
-    rc, out, err = module.run_command(argv)
+    rc, out, err = runner.run_command(argv)
     if rc != 0:
         module.fail_json(msg="cannot read %s: %s exited %d; check that the PBS server runs "
                              "and this host may query it" % (what, argv[0], rc),
@@ -596,10 +598,10 @@ def unknown_vnodes(document, vnodes):
     return unknown
 
 
-def read_vnodes(module, bin_dir, vnodes):
+def read_vnodes(module, runner, bin_dir, vnodes):
     """``node_health`` of ``vnodes`` (every vnode when empty); fails the module naming
     each named vnode the server does not know."""
-    document = run_json(module, pbsnodes_argv(bin_dir, vnodes), "the vnodes")
+    document = run_json(module, runner, pbsnodes_argv(bin_dir, vnodes), "the vnodes")
     unknown = unknown_vnodes(document, vnodes)
     if unknown:
         module.fail_json(msg="vnodes: the PBS server does not know %s" % ", ".join(
@@ -611,12 +613,13 @@ def gather_health(module, paths, parts, vnodes=()):
     """The snapshot of ``parts`` (see the option ``gather``); ``nodes`` of ``vnodes`` only
     when given (see the option ``vnodes``)."""
     bin_dir = os.path.join(paths.exec_dir, "bin")
+    runner = PbsRunner.for_module(module, paths)
     health = {}
     if "nodes" in parts:
-        health["nodes"] = read_vnodes(module, bin_dir, vnodes)
+        health["nodes"] = read_vnodes(module, runner, bin_dir, vnodes)
     if "held_jobs" in parts:
         health["held_jobs"] = held_job_health(run_json(
-            module, [os.path.join(bin_dir, "qstat"), "-f", "-t", "-F", "json"], "the jobs"))
+            module, runner, [os.path.join(bin_dir, "qstat"), "-f", "-t", "-F", "json"], "the jobs"))
     if "hook_files" in parts:
         health["hook_files"] = dict(server=hook_file_hashes(paths.server_hooks_dir),
                                     mom=hook_file_hashes(paths.mom_hooks_dir))

@@ -262,6 +262,7 @@ from ansible_collections.hpc.pbs.plugins.module_utils.jobs import (
     has_system_hold, id_matches, job_kind, job_owner_user, parse_qstat_full, run_count)
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
     module_pbs_paths, pbs_conf_argument_spec)
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import PbsRunner
 
 # Ids per qrls invocation, well below any argument list limit.
 QRLS_BATCH = 500
@@ -343,11 +344,12 @@ def qstat_lacks_json(rc, err):
     return rc == 2 and "usage" in err
 
 
-def read_jobs(module, qstat):
+def read_jobs(module, runner, qstat):
     """``[(id, attributes)]`` of every job, array and subjob: ``qstat -f -F json -t``, or
-    ``qstat -f -t`` text where qstat has no ``-F json``. Fails the module on errors."""
+    ``qstat -f -t`` text where qstat has no ``-F json``, run by ``runner`` (a
+    ``PbsRunner``). Fails the module on errors."""
     cmd = [qstat, "-f", "-F", "json", "-t"]
-    rc, out, err = module.run_command(cmd)
+    rc, out, err = runner.run_command(cmd)
     if rc == 0:
         try:
             return jobs_from_json(out)
@@ -357,7 +359,7 @@ def read_jobs(module, qstat):
     if not qstat_lacks_json(rc, err):
         fail_qstat(module, cmd, rc, out, err)
     cmd = [qstat, "-f", "-t"]
-    rc, out, err = module.run_command(cmd)
+    rc, out, err = runner.run_command(cmd)
     if rc != 0:
         fail_qstat(module, cmd, rc, out, err)
     try:
@@ -536,7 +538,7 @@ def unattributed_qrls_errors(stderr, ids):
             if line.strip() and not any(line.strip().endswith(" " + job_id) for job_id in ids)]
 
 
-def run_release(module, bin_dir, plan, commands, result):
+def run_release(module, runner, bin_dir, plan, commands, result):
     """Run the qrls commands, list again, and fill ``still_held``; fail naming what qrls
     refused (the others were released).
 
@@ -546,13 +548,13 @@ def run_release(module, bin_dir, plan, commands, result):
     failures = {}
     unnamed = {}
     for cmd in commands:
-        rc, out, err = module.run_command(cmd)
+        rc, out, err = runner.run_command(cmd)
         if rc != 0:
             errors = parse_qrls_errors(err, cmd[3:])
             failures.update(errors)
             text = "; ".join(unattributed_qrls_errors(err, cmd[3:])) or "qrls exited %d" % rc
             unnamed.update((job_id, text) for job_id in cmd[3:] if job_id not in errors)
-    after = read_jobs(module, bin_dir + "qstat")
+    after = read_jobs(module, runner, bin_dir + "qstat")
     held_after = set(job_id for job_id, attrs in after if system_held(attrs))
     result["still_held"] = [entry["id"] for entry in plan.planned if entry["id"] in held_after]
     failures.update((job_id, text) for job_id, text in unnamed.items() if job_id in held_after)
@@ -595,7 +597,8 @@ def main():
 
     paths = module_pbs_paths(module)
     bin_dir = paths.exec_dir.rstrip("/") + "/bin/"
-    jobs = read_jobs(module, bin_dir + "qstat")
+    runner = PbsRunner.for_module(module, paths)
+    jobs = read_jobs(module, runner, bin_dir + "qstat")
     causes = hold_causes(jobs)
     selected = select_held(jobs, causes, module.params["queues"], module.params["users"],
                            module.params["job_ids"])
@@ -614,7 +617,7 @@ def main():
         result.update(released=list(plan.release), per_queue=plan.per_queue,
                       count=len(plan.release), commands=commands, changed=bool(plan.release))
         if plan.release and not module.check_mode:
-            run_release(module, bin_dir, plan, commands, result)
+            run_release(module, runner, bin_dir, plan, commands, result)
     if module._diff:
         result["diff"] = diff_of(module, selected, result, planned)
     module.exit_json(**result)

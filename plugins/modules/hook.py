@@ -388,7 +388,7 @@ def run(module):
         check_json(config, params["config_schema"])
 
     paths = module_pbs_paths(module)
-    qmgr = Qmgr(module, paths.qmgr)
+    qmgr = Qmgr.for_paths(module, paths)
     listed = qmgr.list_object(kind, name)
     exists = listed is not None
     before = dict(listed[2]) if exists else {}

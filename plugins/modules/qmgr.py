@@ -276,7 +276,7 @@ def main():
         module.fail_json(**exc.fail_kwargs())
 
     paths = module_pbs_paths(module)
-    qmgr = Qmgr(module, paths.qmgr)
+    qmgr = Qmgr.for_paths(module, paths)
     try:
         before, commands, after = plan_objects(qmgr, object_type, names, attributes,
                                                params["state"], params["list_mode"])

@@ -133,7 +133,7 @@ def main():
     value = module.params["value"] if module.params["state"] == "present" else None
 
     paths = module_pbs_paths(module)
-    qmgr = Qmgr(module, paths.qmgr)
+    qmgr = Qmgr.for_paths(module, paths)
     try:
         listed = qmgr.list_object("server")
     except QmgrError as exc:

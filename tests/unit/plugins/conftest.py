@@ -82,17 +82,26 @@ def answer_commands(pbs_install, monkeypatch):
     from ansible.module_utils.basic import AnsibleModule
 
     def wire(fake, passes_module=True):
-        if passes_module:
-            def run_command(self, args, **kw):
+        def run_command(self, args, **kw):
+            check_pbs_environment(args, kw.get("environ_update"), fake.conf)
+            if passes_module:
                 return fake.run_command(self, args, **kw)
-            monkeypatch.setattr(AnsibleModule, "run_command", run_command)
-        else:
-            monkeypatch.setattr(AnsibleModule, "run_command",
-                                lambda self, args, **kw: fake.run_command(args, **kw))
+            return fake.run_command(args, **kw)
+        monkeypatch.setattr(AnsibleModule, "run_command", run_command)
         fake.conf = pbs_install.conf
         return fake
 
     return wire
+
+
+def check_pbs_environment(args, environ, conf):
+    """Every PBS command a module runs reads the pbs.conf the module read (``conf``), in the
+    C locale, whatever ``/etc/pbs.conf`` or the module's environment say."""
+    environ = environ or {}
+    assert environ.get("PBS_CONF_FILE") == conf, (
+        "%s was run without PBS_CONF_FILE=%s (environ_update: %r)" % (args[0], conf, environ))
+    assert all(environ.get(name) == "C" for name in ("LANG", "LC_ALL", "LC_MESSAGES")), (
+        "%s was run outside the C locale (environ_update: %r)" % (args[0], environ))
 
 
 @pytest.fixture

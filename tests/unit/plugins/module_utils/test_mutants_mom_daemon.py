@@ -26,6 +26,7 @@ import pytest
 
 from ansible_collections.hpc.pbs.plugins.module_utils import mom_daemon as md
 from ansible_collections.hpc.pbs.plugins.module_utils import polling
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import C_LOCALE
 
 PID = 4242
 OPENED = "11/21/2026 00:00:00;0002;pbs_mom;Svr;Log;Log opened\n"
@@ -280,4 +281,4 @@ def test_a_live_pid_in_the_lock_file_is_the_restarted_mom(paths, clock, monkeypa
     launcher = Launcher(lock=pathlib.Path(paths.mom_lock), writes="4343\n")
     assert md.restart_mom(launcher, paths, 3) == (
         True, "pbs_mom was started again with -p (running jobs kept), pid 4343")
-    assert launcher.calls == [([paths.pbs_mom, "-p"], {"PBS_CONF_FILE": paths.conf_file})]
+    assert launcher.calls == [([paths.pbs_mom, "-p"], dict(C_LOCALE, PBS_CONF_FILE=paths.conf_file))]

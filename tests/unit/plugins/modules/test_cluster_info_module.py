@@ -171,7 +171,7 @@ def test_a_hook_plan_is_what_the_hook_module_would_change(pbs, monkeypatch):
 
     def run_command(self, args, cwd=None, environ_update=None, **kw):
         if args[0] == pbs.qmgr_path:
-            return faked(self, args, **kw)
+            return faked(self, args, environ_update=environ_update, **kw)
         interpreter_calls.append(args)
         proc = subprocess.run(args, cwd=cwd, env=dict(os.environ, **(environ_update or {})),
                               capture_output=True, text=True, check=False)

@@ -1,0 +1,63 @@
+# -*- coding: utf-8 -*-
+"""The one way the collection runs a PBS command on a managed host.
+
+Every PBS client (``qmgr``, ``qstat``, ``pbsnodes``, ``qrls``), ``pbs_python`` and
+``pbs_mom`` finds its server, ``PBS_HOME`` and ``PBS_EXEC`` through ``pbs_loadconf``, which
+reads ``$PBS_CONF_FILE`` or else ``/etc/pbs.conf``. A module that took its paths from the
+``pbs_conf_file`` it was given must hand the same file to the commands it runs, or a host
+whose ``/etc/pbs.conf`` is missing or names another server sends them elsewhere.
+
+:class:`PbsRunner` runs argument lists (never through a shell) through
+``AnsibleModule.run_command`` with ``PBS_CONF_FILE`` set to that file and a fixed C locale
+(PBS's messages, which the modules read, are then those of the reference transcripts), as
+community.general's ``CmdRunner`` fixes its commands' language. Standard library only.
+"""
+
+# The variables community.general's CmdRunner sets for force_lang="C".
+C_LOCALE = {"LANGUAGE": "C", "LANG": "C", "LC_ALL": "C", "LC_MESSAGES": "C"}
+
+
+class PbsRunner:
+    """Runs commands of one PBS installation.
+
+    ``run_command``: ``AnsibleModule.run_command`` or a callable of the same signature
+    (``args, data=None, binary_data=False, cwd=None, environ_update=None`` ->
+    ``(rc, stdout, stderr)``). ``conf_file``: the pbs.conf the module resolved (its
+    ``PbsPaths.conf_file``, str); None leaves ``PBS_CONF_FILE`` of the module's
+    environment as it is.
+    """
+
+    def __init__(self, run_command, conf_file=None):
+        self._run_command = run_command
+        self.conf_file = conf_file
+
+    def environ(self, extra=None):
+        """The variables every command gets (dict of str): the C locale,
+        ``PBS_CONF_FILE`` when known, then ``extra`` (dict or None) on top."""
+        environ = dict(C_LOCALE)
+        if self.conf_file:
+            environ["PBS_CONF_FILE"] = self.conf_file
+        environ.update(extra or {})
+        return environ
+
+    def run_command(self, args, data=None, binary_data=False, cwd=None, environ_update=None):
+        """Run ``args`` (list of str) and return ``(rc, stdout, stderr)`` without judging rc;
+        the signature of ``AnsibleModule.run_command``, so that the runner's method can be
+        handed to code that takes such a callable.
+
+        ``data``: text fed on stdin (``binary_data``: without a trailing newline added);
+        ``cwd``: working directory; ``environ_update``: more variables (dict) on top of
+        :meth:`environ`. Raises what the wrapped ``run_command`` raises (``OSError`` when
+        the executable cannot be run, with a callable that does not catch it).
+        """
+        kwargs = dict(environ_update=self.environ(environ_update))
+        if data is not None:
+            kwargs.update(data=data, binary_data=binary_data)
+        if cwd is not None:
+            kwargs["cwd"] = cwd
+        return self._run_command(list(args), **kwargs)
+
+    @classmethod
+    def for_module(cls, module, paths):
+        """The runner of ``module`` (an AnsibleModule) for ``paths`` (a ``PbsPaths``)."""
+        return cls(module.run_command, paths.conf_file)
