@@ -270,9 +270,16 @@ server:
     interface 1 - C(all), C(job_start), C(none) - or C(null)),
     C(default_qsub_arguments), C(job_run_wait) (scheduler C(default), the
     job_run_wait design - C(execjob_hook), C(runjob_hook), C(none); C(null) when
-    unset), C(pbs_version).
+    unset), C(pbs_version), C(alarm_sums) (C(execjob_begin) and C(execjob_prologue) -
+    the sum of the alarms, in seconds, of the enabled site hooks and pbshooks of that
+    event, 0 with none; what C($sister_join_job_alarm) / C($job_launch_delay) should not
+    be below).
   returned: always
   type: dict
+  sample: {"hooks": {}, "tolerate_node_failures": "job_start",
+           "default_qsub_arguments": "-W tolerate_node_failures=job_start",
+           "job_run_wait": "execjob_hook", "pbs_version": "23.06.06",
+           "alarm_sums": {"execjob_begin": 300, "execjob_prologue": 0}}
 health:
   description: The snapshot O(gather) asked for, C({}) without it. C(nodes) - vnode (every
     one, or those of O(vnodes)) ->
@@ -343,7 +350,8 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
-    default_from_alarms, hook_file_paths, mom_hook_differences, read_hook_dir)
+    MOM_OPTION_EVENT, default_from_alarms, enabled_alarms, hook_file_paths,
+    mom_hook_differences, read_hook_dir)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config import (
     current_options, planned_text)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_daemon import (
@@ -473,9 +481,12 @@ def server_facts(module, paths):
         module.fail_json(msg="cannot parse qmgr's listing: %s" % exc)
     server = next((attrs for kind, name, attrs in objects if kind == "Server"), {})
     sched = next((attrs for kind, name, attrs in objects if kind == "Sched"), {})
+    listed_hooks = dict((name, attrs) for kind, name, attrs in objects if kind == "Hook")
     hooks = dict((name, hook_summary(attrs, hook_file_paths(paths.server_hooks_dir,
                                                             name)["body"]))
-                 for kind, name, attrs in objects if kind == "Hook")
+                 for name, attrs in listed_hooks.items())
+    alarm_sums = dict((event, sum(alarm for dummy, alarm in enabled_alarms(listed_hooks, event)))
+                      for event in sorted(set(MOM_OPTION_EVENT.values())))
     dqa = server.get("default_qsub_arguments", "")
     try:
         tolerate = tolerate_value(parse_qsub_arguments(dqa, check_tolerate=False))
@@ -487,7 +498,7 @@ def server_facts(module, paths):
                     "(%s); every qsub may fail" % parse_problem)
     return dict(hooks=hooks, default_qsub_arguments=dqa, tolerate_node_failures=tolerate,
                 job_run_wait=sched.get("job_run_wait"),
-                pbs_version=server.get("pbs_version"))
+                pbs_version=server.get("pbs_version"), alarm_sums=alarm_sums)
 
 
 # -- health snapshot (gather) -------------------------------------------------------------

@@ -142,6 +142,9 @@ def test_argument_specs_are_well_formed_and_match_the_defaults():
             assert option.get("description"), name
             if "default" in option:
                 assert option["default"] == defaults[name], name
+            elif name.endswith("_pbs_conf_file"):
+                # null unless the site-wide hpc_pbs_conf_file is set
+                assert defaults[name] == "{{ hpc_pbs_conf_file | default(none) }}", name
             else:
                 assert defaults[name] is None, name
     tunables = specs["main"]["options"]
