@@ -6,7 +6,8 @@ import os
 import subprocess
 import sys
 
-from .common import BACKENDS, REPO, VENV_PYTHON, ClusterError, check_address_prefix, log
+from .common import (BACKENDS, DEFAULT_PBS_CONF, RELOCATED_PBS_CONF_DIR, REPO, STALE_SERVER, VENV_PYTHON,
+                     ClusterError, check_address_prefix, log)
 from .control import cmd_exec, cmd_forward, cmd_start_mom, cmd_status, cmd_stop_mom
 from .down import cmd_down
 from .nodeinit import enter_cgroups, node_init
@@ -82,6 +83,14 @@ def _add_up(add):
                     "resources (default 0: the natural vnode only)")
     up.add_argument("--vnode-mem", default="1gb",
                     help="resources_available.mem of each vnode of --vnodes-per-mom (default 1gb)")
+    up.add_argument("--pbs-conf", default=DEFAULT_PBS_CONF, metavar="PATH",
+                    help="where each node's pbs.conf lives: /etc/pbs.conf (default) or a file "
+                    "under %s (the daemons and 'cluster exec' get PBS_CONF_FILE; ssh "
+                    "sessions do not)" % RELOCATED_PBS_CONF_DIR)
+    up.add_argument("--stale-etc-pbs-conf", default="", metavar="NODE[,NODE...]",
+                    help="with --pbs-conf elsewhere: these nodes also keep an /etc/pbs.conf "
+                    "naming server %s (which does not exist) and another PBS_HOME; the "
+                    "others have no /etc/pbs.conf" % STALE_SERVER)
 
 
 def _add_internal(sub):

@@ -19,6 +19,12 @@ ADDRESS_PREFIX = os.environ.get("HPC_PBS_CLUSTER_NET", "127.0.1").rstrip(".") + 
 SERVER_OCTET = 10
 PBS_EXEC = "/opt/pbs"
 PBS_HOME = "/var/spool/pbs"
+# Where PBS looks for pbs.conf without $PBS_CONF_FILE; ``up --pbs-conf`` may put a node's
+# under PBS_EXEC/etc instead (and ``--stale-etc-pbs-conf`` leave an /etc/pbs.conf there that
+# names STALE_SERVER, a server that does not exist, with another PBS_HOME).
+DEFAULT_PBS_CONF = "/etc/pbs.conf"
+RELOCATED_PBS_CONF_DIR = PBS_EXEC + "/etc"
+STALE_SERVER = "pbs-retired"
 JOB_USER = "pbsuser"
 JOB_UID = 1500
 SSH_PORT = 22

@@ -8,7 +8,7 @@ import json
 import os
 import subprocess
 
-from .common import PBS_EXEC, REPO, SERVER_NAME, ClusterError
+from .common import DEFAULT_PBS_CONF, PBS_EXEC, REPO, SERVER_NAME, ClusterError
 from .nodecmd import clean_env
 from .procs import start_daemon
 from .workdir import write_file
@@ -94,10 +94,11 @@ def read_pbs_conf(path):
 
 
 def start_pbs(env, log_path):
-    """Inside a node: start ``pbs_server`` and/or ``pbs_mom`` as ``/etc/pbs.conf`` asks
+    """Inside a node: start ``pbs_server`` and/or ``pbs_mom`` as its pbs.conf
+    (``$PBS_CONF_FILE`` of ``env``, else ``/etc/pbs.conf``) asks
     (PBS_START_SERVER, PBS_START_MOM).  Returns ``{daemon: rc}``; raises ClusterError with
     the log's tail when one exits non-zero."""
-    conf = read_pbs_conf("/etc/pbs.conf")
+    conf = read_pbs_conf(env.get("PBS_CONF_FILE") or DEFAULT_PBS_CONF)
     wanted = []
     if conf.get("PBS_START_SERVER") == "1":
         wanted.append("pbs_server")

@@ -5,7 +5,7 @@ import json
 import os
 import subprocess
 
-from .common import ENTRY_POINT, ROOT_PATH, SYSTEM_PATH, USER_PATH, ClusterError
+from .common import DEFAULT_PBS_CONF, ENTRY_POINT, ROOT_PATH, SYSTEM_PATH, USER_PATH, ClusterError
 from .procs import is_node_init
 
 
@@ -16,6 +16,13 @@ def clean_env(extra=None):
         env["TZ"] = os.environ["TZ"]
     env.update(extra or {})
     return env
+
+
+def pbs_conf_env(config):
+    """``{"PBS_CONF_FILE": path}`` for a node (its ``node.json``) whose pbs.conf is not
+    /etc/pbs.conf (``up --pbs-conf``), as a site's profile exports it; else ``{}``."""
+    path = config.get("pbs_conf") or DEFAULT_PBS_CONF
+    return {} if path == DEFAULT_PBS_CONF else {"PBS_CONF_FILE": path}
 
 
 def login_env(user, home, shell):
@@ -57,9 +64,9 @@ def node_argv(workdir, node, argv, user="root"):
     (``nsenter --wdns``: the caller's working directory plays no part)."""
     entry = running_node(workdir, node)
     uid, gid, home, shell = node_account(workdir, node, user)
-    env = login_env(user, home, shell)
     with open(os.path.join(workdir.node(node), "node.json")) as handle:
         config = json.load(handle)
+    env = dict(login_env(user, home, shell), **pbs_conf_env(config))
     command = ["nsenter", "--target", str(entry["init_pid"]), "--mount", "--uts", "--ipc", "--pid"]
     command += ["--net"] if config.get("netns") else []
     command += ["--wdns=" + home, "--", "/usr/bin/env", "-i"]

@@ -9,8 +9,9 @@ import time
 
 from . import mock, openpbs
 from .cgroups import format_cpu_list, vnode_definition
-from .common import (CGROUP_CONTROLLERS, CGROUP_NODE_ROOT, HIDDEN, JOB_UID, JOB_USER, PBS_EXEC,
-                     PBS_HOME, REBINDABLE, SERVER_NAME, SSH_PORT, VNODE_DEFINITION_FILE, ClusterError)
+from .common import (CGROUP_CONTROLLERS, CGROUP_NODE_ROOT, DEFAULT_PBS_CONF, HIDDEN, JOB_UID, JOB_USER,
+                     PBS_EXEC, PBS_HOME, REBINDABLE, SERVER_NAME, SSH_PORT, STALE_SERVER,
+                     VNODE_DEFINITION_FILE, ClusterError)
 from .workdir import write_file
 
 SSHD_CONFIG = """\
@@ -93,8 +94,15 @@ def edit_accounts(etc):
     _rewrite_account_file(etc, "gshadow", lambda f: f[0] != JOB_USER, "%s:!::" % JOB_USER)
 
 
+def stale_pbs_conf():
+    """An /etc/pbs.conf left from another installation: it names a server that does not
+    exist (no address, so no traffic) and another PBS_HOME."""
+    return "PBS_SERVER=%s\nPBS_EXEC=%s\nPBS_HOME=%s-retired\nPBS_START_MOM=0\n" % (
+        STALE_SERVER, PBS_EXEC, PBS_HOME)
+
+
 def pbs_conf(role):
-    """The node's /etc/pbs.conf text, keys in the order OpenPBS's installer writes them
+    """The node's pbs.conf text, keys in the order OpenPBS's installer writes them
     (both backends: final before the first start, as a failed first start of a real PBS
     leaves PBS_HOME half set up)."""
     server = role == "server"
@@ -117,9 +125,10 @@ def pbs_address(address, real):
     return openpbs.internal_address(address) if real else address
 
 
-def _build_etc(base, name, role, nodes, real):
-    """``etc/``: a copy of the host's /etc with the node's hostname, hosts, pbs.conf,
-    profile.d/pbs.sh and pbsuser.  Returns its path."""
+def _build_etc(base, name, role, nodes, real, conf_path, stale):
+    """``etc/``: a copy of the host's /etc with the node's hostname, hosts, pbs.conf (when
+    ``conf_path`` is /etc/pbs.conf; else none, or the :func:`stale_pbs_conf` when
+    ``stale``), profile.d/pbs.sh and pbsuser.  Returns its path."""
     etc = os.path.join(base, "etc")
     # cp -a keeps owners, modes and symlinks of the host's /etc.
     subprocess.run(["cp", "-a", "/etc", etc], check=True, capture_output=True, text=True)
@@ -127,9 +136,18 @@ def _build_etc(base, name, role, nodes, real):
     hosts = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
     hosts += "".join("%s\t%s\n" % (pbs_address(addr, real), host) for host, addr, _unused in nodes)
     write_file(os.path.join(etc, "hosts"), hosts)
-    write_file(os.path.join(etc, "pbs.conf"), pbs_conf(role))
+    etc_conf = os.path.join(etc, "pbs.conf")
+    if conf_path == DEFAULT_PBS_CONF:
+        write_file(etc_conf, pbs_conf(role))
+    elif stale:
+        write_file(etc_conf, stale_pbs_conf())
+    elif os.path.lexists(etc_conf):
+        os.unlink(etc_conf)
+    profile = PROFILE_PBS.format(exec=PBS_EXEC)
+    if conf_path != DEFAULT_PBS_CONF:
+        profile += "export PBS_CONF_FILE=%s\n" % conf_path
     os.makedirs(os.path.join(etc, "profile.d"), exist_ok=True)
-    write_file(os.path.join(etc, "profile.d", "pbs.sh"), PROFILE_PBS.format(exec=PBS_EXEC))
+    write_file(os.path.join(etc, "profile.d", "pbs.sh"), profile)
     edit_accounts(etc)
     return etc
 
@@ -181,16 +199,27 @@ def _build_spool(base, name, role, probe, node_cpus, vnodes_per_mom, vnode_mem, 
     return None
 
 
-def _build_opt(base, python, probe, real):
+def _build_opt(base, python, probe, real, pbs_root, role, conf_path):
     """``opt/``: the mock's PBS_EXEC wrappers, or an empty ``opt/pbs`` for the OpenPBS
-    build to be mounted on."""
+    build to be mounted on.  A ``conf_path`` under PBS_EXEC/etc is written into the mock's
+    tree, or (real) into ``pbs-etc/``, a copy of the build's ``etc`` that is mounted over
+    its read-only one; returns that directory (None when there is none)."""
     opt = os.path.join(base, "opt")
     os.makedirs(opt, mode=0o755)
     if real:
         os.makedirs(os.path.join(opt, "pbs"), mode=0o755)
     else:
         mock.build_pbs_exec(opt, python, probe)
-    return opt
+    if conf_path == DEFAULT_PBS_CONF:
+        return None
+    if real:
+        etc = os.path.join(base, "pbs-etc")
+        shutil.copytree(os.path.join(pbs_root, "opt", "pbs", "etc"), etc, symlinks=True)
+    else:
+        etc = os.path.join(opt, "pbs", "etc")
+        os.makedirs(etc, mode=0o755, exist_ok=True)
+    write_file(os.path.join(etc, os.path.basename(conf_path)), pbs_conf(role))
+    return etc if real else None
 
 
 def _build_root(base, workdir, rebinds):
@@ -224,9 +253,10 @@ def _private_tmp(base):
     return tmp, var_tmp
 
 
-def _node_mounts(workdir, base, rebinds, pbs_root, cgroup_dirs):
+def _node_mounts(workdir, base, rebinds, pbs_root, cgroup_dirs, pbs_etc=None):
     """The node's mounts, in order: ``[[kind, source, target], ...]`` (kinds: see
-    :func:`launcher.nodeinit.mount`).  ``cgroup_dirs``: ``{controller: host cgroup}``."""
+    :func:`launcher.nodeinit.mount`).  ``cgroup_dirs``: ``{controller: host cgroup}``;
+    ``pbs_etc``: a directory to mount over the real build's ``PBS_EXEC/etc``."""
     root, opt = os.path.join(base, "root"), os.path.join(base, "opt")
     tmp, var_tmp = _private_tmp(base)
     mounts = []
@@ -236,6 +266,8 @@ def _node_mounts(workdir, base, rebinds, pbs_root, cgroup_dirs):
             mounts.append(["ro-bind", os.path.join(top, entry), os.path.join(local, entry)])
     if pbs_root is not None:
         mounts.append(["ro-bind", os.path.join(pbs_root, "opt", "pbs"), os.path.join(opt, "pbs")])
+        if pbs_etc is not None:
+            mounts.append(["bind", pbs_etc, os.path.join(opt, "pbs", "etc")])
     if workdir.root.startswith("/tmp/"):  # a workdir under /tmp stays visible at its own path
         inner = os.path.join(tmp, workdir.root[len("/tmp/"):])
         os.makedirs(inner, exist_ok=True)
@@ -251,28 +283,33 @@ def _node_mounts(workdir, base, rebinds, pbs_root, cgroup_dirs):
 
 
 def build_node(workdir, name, address, role, nodes, python, probe, rebinds, daemons,
-               cgroups=None, vnodes_per_mom=0, vnode_mem="1gb", atom=False, pbs_root=None):
+               cgroups=None, vnodes_per_mom=0, vnode_mem="1gb", atom=False, pbs_root=None,
+               pbs_conf=(DEFAULT_PBS_CONF, False)):
     """Create ``nodes/<name>/`` (etc, spool, opt, root, tmp, logs, node.json).  ``cgroups``:
     the result of :func:`launcher.cgroups.setup_cgroups` or None; ``vnodes_per_mom``/
     ``vnode_mem``: see :func:`launcher.cgroups.vnode_definition`; ``atom``: start the mock
     ATOM service (mom nodes); ``pbs_root``: the real OpenPBS install root (``--pbs
-    openpbs``), None for the mock."""
+    openpbs``), None for the mock; ``pbs_conf``: ``(path, stale)``, where the node's
+    pbs.conf lives and whether an /etc/pbs.conf of another installation stays (``up
+    --pbs-conf``, ``--stale-etc-pbs-conf``)."""
+    conf_path, stale = pbs_conf
     base = workdir.node(name)
     os.makedirs(os.path.join(base, "logs"))
     real = pbs_root is not None
     listen = pbs_address(address, real)
-    etc = _build_etc(base, name, role, nodes, real)
+    etc = _build_etc(base, name, role, nodes, real, conf_path, stale)
     _build_ssh(etc, workdir, name, listen, nodes, real)
     node_cpus = cgroups["cpus"][name] if cgroups and role == "mom" else None
     real_vnodes = _build_spool(base, name, role, probe, node_cpus, vnodes_per_mom, vnode_mem, real)
-    _build_opt(base, python, probe, real)
+    pbs_etc = _build_opt(base, python, probe, real, pbs_root, role, conf_path)
     _build_root(base, workdir, rebinds)
     cgroup_dirs = {controller: os.path.join(cgroups["mounts"][controller], cgroups["name"], name)
                    for controller in CGROUP_CONTROLLERS} if node_cpus is not None else {}
     config = {"name": name, "address": address, "role": role, "daemons": daemons,
               "backend": "openpbs" if real else "mock", "netns": real,
               "pbs_address": listen if real else None, "vnode_definition": real_vnodes,
-              "mounts": _node_mounts(workdir, base, rebinds, pbs_root, cgroup_dirs),
+              "mounts": _node_mounts(workdir, base, rebinds, pbs_root, cgroup_dirs, pbs_etc),
+              "pbs_conf": conf_path,
               "logs": os.path.join(base, "logs"), "python": python,
               "cgroups": [os.path.join(CGROUP_NODE_ROOT, c) for c in CGROUP_CONTROLLERS] if cgroup_dirs else [],
               "atom": bool(atom and role == "mom" and daemons),

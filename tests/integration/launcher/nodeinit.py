@@ -12,7 +12,7 @@ import subprocess
 from . import mock, openpbs
 from .cgroups import write_value
 from .common import NODE_READY_TIMEOUT, ROOT_PATH, ClusterError
-from .nodecmd import clean_env
+from .nodecmd import clean_env, pbs_conf_env
 from .procs import host_pids, proc_state, signal_all, start_daemon, unblock_signals, wait_until
 from .workdir import write_file
 
@@ -39,7 +39,7 @@ def node_init(workdir, name):
 
     try:
         _enter_node(base, name, config)
-        env = clean_env({"HOME": "/root", "PATH": ROOT_PATH})
+        env = clean_env(dict({"HOME": "/root", "PATH": ROOT_PATH}, **pbs_conf_env(config)))
         _start_sshd(config, env)
         report(phase="sshd")
         report(phase="ready", daemons=_start_daemons(config, env))

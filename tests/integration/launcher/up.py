@@ -10,7 +10,8 @@ import sys
 
 from . import mock, openpbs
 from .cgroups import setup_cgroups
-from .common import ENTRY_POINT, NODE_READY_TIMEOUT, SERVER_NAME, SSH_PORT, ClusterError, log
+from .common import (DEFAULT_PBS_CONF, ENTRY_POINT, NODE_READY_TIMEOUT, RELOCATED_PBS_CONF_DIR,
+                     SERVER_NAME, SSH_PORT, ClusterError, log)
 from .down import teardown
 from .nodecmd import clean_env, run_in_node
 from .nodefiles import build_home, build_node, needed_rebinds, write_inventory
@@ -215,6 +216,23 @@ def _create_moms(workdir, nodes, timeout):
     log("all %d moms free" % len(moms))
 
 
+def pbs_conf_layout(path, stale_text, names):
+    """The nodes (set) of ``--stale-etc-pbs-conf`` after checking it and ``--pbs-conf``
+    (``path``) against the node ``names``; raises ClusterError."""
+    stale = set(n.strip() for n in stale_text.split(",") if n.strip())
+    if path != DEFAULT_PBS_CONF and (os.path.dirname(path) != RELOCATED_PBS_CONF_DIR
+                                     or not os.path.basename(path)):
+        raise ClusterError("--pbs-conf must be %s or a file in %s, not %r"
+                           % (DEFAULT_PBS_CONF, RELOCATED_PBS_CONF_DIR, path))
+    if stale and path == DEFAULT_PBS_CONF:
+        raise ClusterError("--stale-etc-pbs-conf needs --pbs-conf elsewhere than %s" % DEFAULT_PBS_CONF)
+    unknown = sorted(stale - set(names))
+    if unknown:
+        raise ClusterError("--stale-etc-pbs-conf names no node of this cluster: %s (nodes: %s)"
+                           % (", ".join(unknown), ", ".join(names)))
+    return stale
+
+
 def cmd_up(args):
     """``cluster up``: print the inventory path; on failure stop what was started (unless
     $HPC_PBS_CLUSTER_KEEP_FAILED) and raise."""
@@ -231,6 +249,7 @@ def cmd_up(args):
                            "other workdir?)" % (SSH_PORT, ", ".join(busy)))
     if args.vnodes_per_mom < 0:
         raise ClusterError("--vnodes-per-mom must be >= 0")
+    stale = pbs_conf_layout(args.pbs_conf, args.stale_etc_pbs_conf, [n for n, _a, _r in nodes])
     pbs_root = _openpbs_root(args.pbs)
     probe = mock.probe_python(python)
     if pbs_root is not None:
@@ -249,7 +268,8 @@ def cmd_up(args):
         state["cgroups"] = cgroups
         for name, address, role in nodes:
             build_node(workdir, name, address, role, nodes, python, probe, rebinds, not args.no_daemons,
-                       cgroups, args.vnodes_per_mom, args.vnode_mem, not args.no_atom, pbs_root)
+                       cgroups, args.vnodes_per_mom, args.vnode_mem, not args.no_atom, pbs_root,
+                       pbs_conf=(args.pbs_conf, name in stale))
         workdir.save_state(state)
         (start_real_nodes if pbs_root is not None else start_mock_nodes)(workdir, state, nodes)
         _wait_sshd(workdir, nodes)

@@ -14,7 +14,37 @@ REQUEST_TIMEOUT = 120.0
 
 
 class ServerUnreachable(Exception):
-    """The server could not be contacted."""
+    """The server could not be contacted. ``pbs_errno``: 15010 (refused), 15008 (its name
+    does not resolve: ``Unknown Host.``) or 0 (no pbs.conf); ``server``: the name tried
+    ("" without pbs.conf); ``said``: what the client library printed before the command's
+    own line (list of str)."""
+
+    def __init__(self, message, pbs_errno=15010, server=None, said=None):
+        Exception.__init__(self, message)
+        self.pbs_errno = pbs_errno
+        self.server = server_name() if server is None else server
+        self.said = list(said if said is not None else ["Connection refused"])
+
+
+class PbsConfMissing(Exception):
+    """No pbs.conf (``$PBS_CONF_FILE`` or ``/etc/pbs.conf``) and not every variable it would
+    give in the environment: ``str()`` is pbs_loadconf's own line."""
+
+
+# pbs_loadconf fails unless these come from pbs.conf or the environment.
+REQUIRED_CONF = ("PBS_HOME", "PBS_EXEC", "PBS_SERVER")
+
+
+def check_pbs_conf():
+    """Raise :class:`PbsConfMissing` as a real client's pbs_loadconf fails: pbs.conf cannot
+    be read and the environment lacks some of :data:`REQUIRED_CONF`."""
+    try:
+        with open(pbsconf.conf_path()):
+            return
+    except OSError:
+        missing = [key for key in REQUIRED_CONF if not os.environ.get(key)]
+    if missing:
+        raise PbsConfMissing("pbsconf error: pbs conf variables not found: %s" % " ".join(missing))
 
 
 def server_name():
@@ -23,8 +53,18 @@ def server_name():
 
 
 def server_address():
-    """The IPv4 address of the server named in pbs.conf (:func:`server_name`)."""
-    return wire.resolve_address(server_name())
+    """The IPv4 address of the server named in pbs.conf (:func:`server_name`). Raises
+    :class:`ServerUnreachable` when there is no pbs.conf or the name does not resolve,
+    with what a real client prints then."""
+    try:
+        check_pbs_conf()
+    except PbsConfMissing as exc:
+        raise ServerUnreachable(str(exc), 0, "", [str(exc), "No such file or directory"])
+    name = server_name()
+    try:
+        return socket.gethostbyname(name)
+    except OSError:
+        raise ServerUnreachable("Unknown Host.", 15008, name, ["Unknown Host."])
 
 
 def identity():
@@ -45,15 +85,21 @@ def call(op, **fields):
     message = {"op": op}
     message.update(identity())
     message.update(fields)
+    address = server_address()
     try:
-        return wire.request(server_address(), wire.SERVER_PORT, message, timeout=REQUEST_TIMEOUT)
+        return wire.request(address, wire.SERVER_PORT, message, timeout=REQUEST_TIMEOUT)
     except wire.WireError as exc:
         raise ServerUnreachable(str(exc))
 
 
 def unreachable(command, exc):
-    sys.stderr.write("Connection refused\n%s: cannot connect to server %s (errno=15010)\n" % (command, server_name()))
-    return 1
+    """Print what ``command`` (qstat, qsub, qrls...) prints when it cannot reach the server
+    (:class:`ServerUnreachable` ``exc``); returns its exit code: 255 for qstat, as the real
+    one exits when its connection fails, else 1."""
+    for line in exc.said:
+        sys.stderr.write(line + "\n")
+    sys.stderr.write("%s: cannot connect to server %s (errno=%d)\n" % (command, exc.server, exc.pbs_errno))
+    return 255 if command == "qstat" and exc.pbs_errno != 15010 else 1
 
 
 def wants_version(argv):

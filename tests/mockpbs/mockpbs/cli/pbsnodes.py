@@ -158,7 +158,13 @@ def main(argv=None):
         else:
             entries = stat_named_nodes(names)
     except common.ServerUnreachable as exc:
-        return common.unreachable("pbsnodes", exc)
+        if exc.pbs_errno == 15010:
+            return common.unreachable("pbsnodes", exc)
+        # pbsnodes' own wording when the client library gave up before connecting
+        for line in exc.said:
+            sys.stderr.write(line + "\n")
+        sys.stderr.write("pbsnodes: cannot connect to server %s, error=%d\n" % (exc.server, exc.pbs_errno))
+        return 1
     except NodeStatError as exc:
         sys.stderr.write("pbsnodes: %s\n" % exc)
         return 1

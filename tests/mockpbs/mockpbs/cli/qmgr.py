@@ -91,8 +91,14 @@ def _run_one(command, content_b64):
     fields = {k: v for k, v in message.items() if k != "op"}
     try:
         reply = common.call("qmgr", **fields)
-    except common.ServerUnreachable:
-        sys.stderr.write("qmgr: cannot connect to server %s (errno=15010)\n" % common.server_name())
+    except common.ServerUnreachable as exc:
+        for line in exc.said[:-1] if exc.pbs_errno == 15010 else exc.said:
+            sys.stderr.write(line + "\n")
+        if exc.pbs_errno == 15008:
+            # The real qmgr names no server after an unknown host (its name is not set yet).
+            sys.stderr.write("qmgr: cannot connect to server \n")
+        else:
+            sys.stderr.write("qmgr: cannot connect to server %s (errno=%d)\n" % (exc.server, exc.pbs_errno))
         return 3
     if not reply.get("ok"):
         return _error(command.objtype, command.name, reply, command.verb)
@@ -141,6 +147,11 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if common.wants_version(argv):
         return 0
+    try:
+        common.check_pbs_conf()
+    except common.PbsConfMissing as exc:
+        sys.stderr.write("%s\nFailed to load pbs.conf file\n" % exc)
+        return 2
     try:
         options, _servers = getopt.gnu_getopt(argv, "ac:enz")
     except getopt.GetoptError as exc:
