@@ -51,6 +51,16 @@ def test_reports_server_hooks_and_settings_in_one_qmgr_call(pbs):
     assert result["pbs_conf"]["values"]["PBS_SERVER"] == "vm"
 
 
+def test_alarm_sums_add_the_enabled_site_and_pbs_hooks_of_each_event(pbs):
+    """What mom_tunables compares $sister_join_job_alarm / $job_launch_delay with."""
+    assert run(pbs)[1]["server"]["alarm_sums"] == {"execjob_begin": 0, "execjob_prologue": 0}
+    pbs.objects[("pbshook", "PBS_cray_atom")]["enabled"] = "true"
+    pbs.add("hook", "begin2", {"type": "site", "enabled": "True", "event": "execjob_begin,execjob_prologue",
+                               "alarm": "45", "order": "2"})
+    pbs.add("hook", "off", {"type": "site", "enabled": "false", "event": "execjob_prologue", "alarm": "99"})
+    assert run(pbs)[1]["server"]["alarm_sums"] == {"execjob_begin": 345, "execjob_prologue": 45}
+
+
 def test_mom_defaults_from_enabled_hook_alarms_and_explicit_values(pbs):
     hooks = pbs.home / "mom_priv" / "hooks"
     (hooks / "a.HK").write_text("type=site\nevent=execjob_begin,execjob_prologue\nalarm=40\n")
