@@ -42,7 +42,8 @@ def check_pbs_conf():
         with open(pbsconf.conf_path()):
             return
     except OSError:
-        missing = [key for key in REQUIRED_CONF if not os.environ.get(key)]
+        pass
+    missing = [key for key in REQUIRED_CONF if not os.environ.get(key)]
     if missing:
         raise PbsConfMissing("pbsconf error: pbs conf variables not found: %s" % " ".join(missing))
 

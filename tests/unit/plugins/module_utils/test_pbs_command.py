@@ -24,9 +24,9 @@ def test_a_command_gets_the_pbs_conf_it_was_given_and_the_c_locale():
 
 def test_stdin_working_directory_and_more_variables_are_passed_on():
     recorder = Recorder()
-    PbsRunner(recorder, "/p.conf").run_command(["qmgr", "-a"], data="list server\n",
-                                                binary_data=True, cwd="/tmp",
-                                                environ_update={"X": "1", "LANG": "en"})
+    runner = PbsRunner(recorder, "/p.conf")
+    runner.run_command(["qmgr", "-a"], data="list server\n", binary_data=True, cwd="/tmp",
+                       environ_update={"X": "1", "LANG": "en"})
     assert recorder.calls[0][1] == {
         "data": "list server\n", "binary_data": True, "cwd": "/tmp",
         "environ_update": dict(C_LOCALE, PBS_CONF_FILE="/p.conf", X="1", LANG="en")}
