@@ -12,13 +12,15 @@ DEB_PACKAGES := openssh-server openssh-client python3-venv util-linux procps ipr
 # share the host's /usr, so the host has them already and a node never installs into it.
 COLLECTION_LINK := build/collections/ansible_collections/hpc/pbs
 PYTEST_ARGS ?=
-# Backend of `make demo`: mock (the mock PBS) or openpbs (a real OpenPBS built from
-# ../shared/openpbs by tests/openpbs/build).
+# Backend of `make demo`: mock (the mock PBS), openpbs (a real OpenPBS 23.06.06 built from
+# ../shared/openpbs by tests/openpbs/build) or openpbs-22.05.11 (the older release).
 PBS ?= mock
+# The OpenPBS releases `make openpbs` builds (each once per source tarball).
+OPENPBS_RELEASES := 23.06.06 22.05.11
 
 .PHONY: demo test unit integration sanity lint bench mutation deps venv collection build-artifact clean cluster-down openpbs
 
-demo: deps venv collection $(if $(filter openpbs,$(PBS)),openpbs)
+demo: deps venv collection $(if $(filter openpbs%,$(PBS)),openpbs)
 	$(PY) tests/integration/demo --pbs $(PBS) $(DEMO_ARGS)
 
 test: deps venv collection openpbs
@@ -28,7 +30,8 @@ test: deps venv collection openpbs
 # outside git (~/.cache/hpc-pbs/openpbs); without the tarball it says so and the real-PBS
 # tests are skipped.
 openpbs:
-	@tests/openpbs/build >/dev/null || [ $$? -eq 3 ]
+	@for release in $(OPENPBS_RELEASES); do \
+	  tests/openpbs/build --version $$release >/dev/null || [ $$? -eq 3 ] || exit 1; done
 
 unit: venv collection
 	$(PY) -m pytest tests/unit -ra $(PYTEST_ARGS)

@@ -1,11 +1,13 @@
 """Shared fixtures of the integration tests: the cluster launcher ``tests/integration/cluster``.
 
 - fixture ``pbs_backend`` (session scope, parametrized): ``mock`` (the mock PBS) and
-  ``openpbs`` (a real OpenPBS built by ``tests/openpbs/build``).  Every cluster fixture
-  depends on it, so each integration test runs once per backend, ids ``[mock]`` and
-  ``[openpbs]``.  ``--backend mock`` (or ``openpbs``; repeatable) or ``HPC_PBS_BACKENDS=mock``
-  selects; without the OpenPBS source tarball the ``openpbs`` tests are skipped with one
-  line saying so, and a failed build is an error.
+  ``openpbs`` (a real OpenPBS 23.06.06 built by ``tests/openpbs/build``).  Every cluster
+  fixture depends on it, so each integration test runs once per backend, ids ``[mock]`` and
+  ``[openpbs]``.  The tests marked ``release_smoke`` also run on ``openpbs-22.05.11`` (the
+  older release, pbs_python on CPython 3.6): the smoke tier of that release.  ``--backend
+  mock`` (or another; repeatable) or ``HPC_PBS_BACKENDS=mock`` selects; without a source
+  tarball or its Python the tests of that release are skipped with one line saying so, and
+  a failed build is an error.
 - marker ``integration``: tests that start the mock cluster (Linux namespaces, root).
 - marker ``cluster_moms(N)``: number of moms the module's ``pbs_cluster`` gets (default 2).
 - fixture ``pbs_cluster`` (module scope): a running cluster with PBS daemons, every mom
@@ -30,7 +32,9 @@ CLUSTER_SCRIPT = os.path.join(HERE, "cluster")
 sys.path.insert(0, HERE)
 from launcher import openpbs as cluster_openpbs  # noqa: E402
 
-BACKENDS = ("mock", "openpbs")
+BACKENDS = ("mock", "openpbs", "openpbs-22.05.11")
+# The backends every integration test runs on; the others only run the release_smoke tests.
+FULL_BACKENDS = ("mock", "openpbs")
 # Every cluster of the session, whichever backend: they share the loopback addresses, so
 # starting one stops all the others first.
 _STARTED = []
@@ -58,8 +62,9 @@ def selected_backends(config):
 
 def pytest_generate_tests(metafunc):
     if "pbs_backend" in metafunc.fixturenames:
-        metafunc.parametrize("pbs_backend", selected_backends(metafunc.config), indirect=True,
-                             scope="session")
+        smoke = metafunc.definition.get_closest_marker("release_smoke") is not None
+        backends = [b for b in selected_backends(metafunc.config) if smoke or b in FULL_BACKENDS]
+        metafunc.parametrize("pbs_backend", backends, indirect=True, scope="session")
 
 
 _REAL_PBS = {}
@@ -70,17 +75,18 @@ def pbs_backend(request):
     """``"mock"`` or ``"openpbs"``.  For ``openpbs`` the build is made first if needed (a few
     minutes, once per tarball); no tarball: skipped; a failed build: an error."""
     backend = request.param
-    if backend == "openpbs":
-        if "root" not in _REAL_PBS:
+    if backend.startswith("openpbs"):
+        release = backend.partition("-")[2] or cluster_openpbs.DEFAULT_OPENPBS_RELEASE
+        if release not in _REAL_PBS:
             try:
-                _REAL_PBS["root"] = cluster_openpbs.install_root(build=True)
+                _REAL_PBS[release] = (cluster_openpbs.install_root(build=True, release=release), None)
             except cluster_openpbs.BackendError as exc:
-                _REAL_PBS["root"] = None
-                _REAL_PBS["error"] = str(exc)
-        if _REAL_PBS["root"] is None:
-            if "no source tarball" in _REAL_PBS["error"]:
-                pytest.skip(_REAL_PBS["error"])
-            pytest.fail("the OpenPBS build failed: %s" % _REAL_PBS["error"])
+                _REAL_PBS[release] = (None, str(exc))
+        root, error = _REAL_PBS[release]
+        if root is None:
+            if "is skipped" in error:  # no tarball, or no Python to build it with
+                pytest.skip(error)
+            pytest.fail("the OpenPBS %s build failed: %s" % (release, error))
     return backend
 
 
@@ -91,7 +97,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         marker = item.get_closest_marker("openpbs_differs")
         callspec = getattr(item, "callspec", None)
-        if marker and callspec and callspec.params.get("pbs_backend") == "openpbs":
+        if marker and callspec and str(callspec.params.get("pbs_backend")).startswith("openpbs"):
             item.add_marker(pytest.mark.xfail(strict=True, reason="real OpenPBS differs from the mock: "
                                               + marker.args[0]))
 
@@ -102,6 +108,8 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "integration: starts the mock PBS cluster (needs root, "
                             "unshare/nsenter and /usr/sbin/sshd)")
     config.addinivalue_line("markers", "cluster_moms(n): number of moms for pbs_cluster")
+    config.addinivalue_line("markers", "release_smoke: also run on the older OpenPBS release "
+                            "(backend openpbs-22.05.11), the smoke tier of that release")
 
 
 class MockCluster:
@@ -130,7 +138,8 @@ class MockCluster:
     def up(self, moms, daemons=True, up_args=()):
         """``cluster up``; ``up_args``: more options, e.g. ``["--vnodes-per-mom", "2"]``,
         ``["--no-atom"]``, ``["--cgroups", "off"]`` (see the launcher's docstring)."""
-        args = ["up", "--moms", str(moms), "--pbs", self.backend]
+        backend, _dash, release = self.backend.partition("-")
+        args = ["up", "--moms", str(moms), "--pbs", backend] + (["--pbs-version", release] if release else [])
         args += ([] if daemons else ["--no-daemons"]) + list(up_args)
         self.inventory = self.launcher(*args, stdin=subprocess.DEVNULL).stdout.strip()
         with open(os.path.join(self.workdir, "state.json")) as handle:

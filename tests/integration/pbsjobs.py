@@ -126,7 +126,7 @@ def set_mom_config(cluster, mom, options, vnodes=None):
     has re-read its config (a new ``initialize;pcpus=`` line, the last one a reload logs)
     and, with ``vnodes``, until the server lists them with those resources."""
     lines = ["$clienthost %s" % SERVER] + ["$%s %s" % (k, v) for k, v in options.items()]
-    if getattr(cluster, "backend", "mock") == "openpbs":
+    if getattr(cluster, "backend", "mock").startswith("openpbs"):
         lines.append("$usecp *:/home/ /home/")  # as the launcher set up the real mom
     write_node_file(cluster, mom, "%s/mom_priv/config" % PBS_HOME, "\n".join(lines) + "\n")
     if vnodes is not None:

@@ -28,6 +28,19 @@ class DemoError(RuntimeError):
     """The demo could not produce a piece of evidence."""
 
 
+# The demo's --pbs: a backend, or the real one with an OpenPBS release (openpbs-RELEASE).
+DEMO_BACKENDS = ("mock", "openpbs", "openpbs-22.05.11", "openpbs-23.06.06")
+
+
+def backend_title(pbs):
+    """``mock PBS``, ``real OpenPBS 23.06.06``...: what the demo ran on (``pbs``: one of
+    :data:`DEMO_BACKENDS`). 22.05.11 reports ``pbs_version = 20.0.0`` itself (its
+    configure.ac was never bumped): the release named here is the source's tag."""
+    if pbs == "mock":
+        return "mock PBS"
+    return "real OpenPBS %s" % (pbs.partition("-")[2] or "23.06.06")
+
+
 class Cluster:
     """Thin wrapper over the launcher ``tests/integration/cluster``."""
 
@@ -40,8 +53,9 @@ class Cluster:
         return [self.python, CLUSTER] + list(args) + ["--workdir", self.workdir]
 
     def up(self, moms):
-        out = subprocess.run(self._cmd("up", "--moms", str(moms), "--pbs", self.pbs), check=True,
-                             stdout=subprocess.PIPE, text=True).stdout
+        backend, _dash, release = self.pbs.partition("-")
+        args = ["up", "--moms", str(moms), "--pbs", backend] + (["--pbs-version", release] if release else [])
+        out = subprocess.run(self._cmd(*args), check=True, stdout=subprocess.PIPE, text=True).stdout
         return out.strip().splitlines()[-1]
 
     def down(self):
@@ -239,7 +253,7 @@ def run_demo(workdir, moms=5, keep=False, out=sys.stdout, pbs="mock"):
     Returns (evidence, problems, playbook recaps)."""
     cluster = Cluster(workdir, pbs=pbs)
     try:
-        out.write("--- bringing up 1 server + %d moms (%s)\n" % (moms, "real OpenPBS" if pbs == "openpbs" else "mock PBS"))
+        out.write("--- bringing up 1 server + %d moms (%s)\n" % (moms, backend_title(pbs)))
         out.flush()
         inventory = cluster.up(moms)
         recaps = []

@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import polling  # noqa: E402
 from test_site_sched import ansible_env, run_playbook  # noqa: E402  (shared helpers)
 
-pytestmark = [pytest.mark.integration]
+pytestmark = [pytest.mark.integration, pytest.mark.release_smoke]
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CONF = "/opt/pbs/etc/pbs.conf"
@@ -96,6 +96,22 @@ def test_the_layout_is_what_the_test_says(cluster):
     bare = cluster.exec(SERVER, ["/usr/bin/env", "-u", "PBS_CONF_FILE", "/opt/pbs/bin/qstat", "-B"])
     assert bare.returncode != 0 and "Unknown Host" in bare.stderr, bare
     assert cluster.exec(SERVER, ["/opt/pbs/bin/qstat", "-B"]).returncode == 0
+
+
+# What each real backend runs: the version qstat reports and the Python of pbs_python (the
+# 22.05.11 tag reports 20.0.0: its configure.ac was never bumped).
+REAL_RELEASES = {"openpbs": ("23.06.06", "3.11."), "openpbs-22.05.11": ("20.0.0", "3.6.")}
+
+
+def test_the_backend_runs_the_release_it_names(cluster, pbs_backend):
+    if pbs_backend not in REAL_RELEASES:
+        pytest.skip("the mock has no release of its own")
+    reported, python = REAL_RELEASES[pbs_backend]
+    out = cluster.exec(SERVER, ["/opt/pbs/bin/qstat", "--version"], check=True).stdout
+    assert out.strip() == "pbs_version = %s" % reported, out
+    out = cluster.exec(MOMS[0], ["/opt/pbs/bin/pbs_python", "-c", "import sys; print(sys.version)"],
+                       check=True).stdout
+    assert out.startswith(python), out
 
 
 def test_without_the_setting_site_fails_and_changes_nothing(cluster, env):

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from .common import (BACKENDS, DEFAULT_PBS_CONF, RELOCATED_PBS_CONF_DIR, REPO, STALE_SERVER, VENV_PYTHON,
+from .common import (BACKENDS, DEFAULT_OPENPBS_RELEASE, DEFAULT_PBS_CONF, OPENPBS_RELEASES, RELOCATED_PBS_CONF_DIR, REPO, STALE_SERVER, VENV_PYTHON,
                      ClusterError, check_address_prefix, log)
 from .control import cmd_exec, cmd_forward, cmd_start_mom, cmd_status, cmd_stop_mom
 from .down import cmd_down
@@ -69,6 +69,11 @@ def _add_up(add):
     up.add_argument("--pbs", choices=BACKENDS, default=os.environ.get("HPC_PBS_BACKEND") or "mock",
                     help="mock: the mock PBS daemons (default, or $HPC_PBS_BACKEND); openpbs: a "
                     "real OpenPBS built from ../shared/openpbs by tests/openpbs/build")
+    up.add_argument("--pbs-version", choices=OPENPBS_RELEASES,
+                    default=os.environ.get("HPC_PBS_OPENPBS_RELEASE") or DEFAULT_OPENPBS_RELEASE,
+                    help="with --pbs openpbs: the OpenPBS release (default %s, or "
+                    "$HPC_PBS_OPENPBS_RELEASE); 22.05.11 runs pbs_python on CPython 3.6"
+                    % DEFAULT_OPENPBS_RELEASE)
     up.add_argument("--no-daemons", action="store_true", help="do not start pbs_server/pbs_mom")
     up.add_argument("--python", help="interpreter for the mockpbs wrappers (default: this one)")
     up.add_argument("--timeout", type=float, default=60.0,

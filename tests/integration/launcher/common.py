@@ -11,6 +11,11 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(PACKAGE_DIR)))
 VENV_PYTHON = os.path.join(REPO, ".venv", "bin", "python")
 
 BACKENDS = ("mock", "openpbs")
+# The OpenPBS releases the real backend builds (tests/openpbs/build --version): 23.06.06 for
+# the whole suite, 22.05.11 (PBS Professional 2022.1's base, pbs_python on CPython 3.6) for a
+# smoke tier.
+OPENPBS_RELEASES = ("23.06.06", "22.05.11")
+DEFAULT_OPENPBS_RELEASE = OPENPBS_RELEASES[0]
 SERVER_NAME = "pbs-server"
 # The /24 of loopback the nodes live in: HPC_PBS_CLUSTER_NET=127.0.2 lets a second cluster
 # (another developer's test run, say) run beside one on the default 127.0.1.

@@ -26,7 +26,7 @@ import subprocess
 import threading
 import time
 
-from .common import REPO
+from .common import DEFAULT_OPENPBS_RELEASE, REPO
 
 BUILD_SCRIPT = os.path.join(REPO, "tests", "openpbs", "build")
 INTERNAL_PREFIX = "198.18"
@@ -49,18 +49,33 @@ class BackendError(Exception):
     """A problem of the real-PBS backend, reported as ``cluster: <message>``."""
 
 
-def install_root(build=True):
-    """The DESTDIR of the OpenPBS build (``<root>/opt/pbs`` is PBS_EXEC).
+def install_root(build=True, release=DEFAULT_OPENPBS_RELEASE):
+    """The DESTDIR of the OpenPBS build of ``release`` (one of :data:`OPENPBS_RELEASES`;
+    ``<root>/opt/pbs`` is PBS_EXEC).
 
     ``build``: build it first when missing (minutes; Debian packages installed as needed).
-    Raises BackendError with the build script's message when there is no source tarball or
-    the build failed."""
-    argv = [BUILD_SCRIPT] if build else [BUILD_SCRIPT, "--where"]
+    Raises BackendError with the build script's message when there is no source tarball, no
+    Python to link it to, or the build failed."""
+    argv = [BUILD_SCRIPT, "--version", release] + ([] if build else ["--where"])
     result = subprocess.run(argv, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise BackendError(result.stderr.strip().splitlines()[-1] if result.stderr.strip()
                            else "%s exited %d" % (BUILD_SCRIPT, result.returncode))
     return result.stdout.strip().splitlines()[-1]
+
+
+def linked_paths(root):
+    """The shared libraries ``pbs_python`` of the build at ``root`` loads from outside the
+    system's library directories (``libpython3.6m.so`` of a pyenv CPython for 22.05.11):
+    the nodes must see them (list of str)."""
+    result = subprocess.run(["ldd", os.path.join(root, "opt", "pbs", "bin", "pbs_python")],
+                            capture_output=True, text=True, check=False)
+    paths = []
+    for line in result.stdout.splitlines():
+        target = line.split("=>", 1)[-1].split("(", 1)[0].strip()
+        if target.startswith("/") and not target.startswith(("/lib", "/usr/")):
+            paths.append(target)
+    return paths
 
 
 def version(root):

@@ -185,14 +185,15 @@ def _clear_workdir(workdir):
             os.unlink(generated)
 
 
-def _openpbs_root(backend):
-    """The OpenPBS install root for ``--pbs openpbs`` (None for the mock); ClusterError."""
+def _openpbs_root(backend, release):
+    """The OpenPBS install root of ``release`` for ``--pbs openpbs`` (None for the mock);
+    ClusterError."""
     if backend != "openpbs":
         return None
     try:
-        return openpbs.install_root()
+        return openpbs.install_root(release=release)
     except openpbs.BackendError as exc:
-        raise ClusterError("--pbs openpbs: %s" % exc)
+        raise ClusterError("--pbs openpbs --pbs-version %s: %s" % (release, exc))
 
 
 def _wait_sshd(workdir, nodes):
@@ -250,18 +251,21 @@ def cmd_up(args):
     if args.vnodes_per_mom < 0:
         raise ClusterError("--vnodes-per-mom must be >= 0")
     stale = pbs_conf_layout(args.pbs_conf, args.stale_etc_pbs_conf, [n for n, _a, _r in nodes])
-    pbs_root = _openpbs_root(args.pbs)
+    pbs_root = _openpbs_root(args.pbs, args.pbs_version)
     probe = mock.probe_python(python)
+    linked = []
     if pbs_root is not None:
         probe["version"] = openpbs.version(pbs_root)
-    rebinds = needed_rebinds(probe["paths"] + [os.path.realpath(sys.executable), sys.executable,
-                                               sys.prefix, sys.base_prefix, ENTRY_POINT])
+        linked = openpbs.linked_paths(pbs_root)
+    rebinds = needed_rebinds(probe["paths"] + linked + [os.path.realpath(sys.executable), sys.executable,
+                                                        sys.prefix, sys.base_prefix, ENTRY_POINT])
     log("building %d nodes in %s" % (len(nodes), workdir.root))
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "mock-pbs-cluster",
                     "-f", workdir.key], check=True, capture_output=True, text=True)
     build_home(workdir)
     state = {"workdir": workdir.root, "python": python, "daemons": not args.no_daemons,
              "backend": args.pbs, "pbs_root": pbs_root,
+             "openpbs_release": args.pbs_version if pbs_root is not None else None,
              "key": workdir.key, "inventory": workdir.inventory, "nodes": []}
     try:
         cgroups = setup_cgroups(workdir, [n for n, _unused, r in nodes if r == "mom"], args.cgroups)
