@@ -80,9 +80,10 @@ def ansible_env(tmp_root):
                 PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
 
 
-def run_playbook(cluster, env, playbook, extra_vars, *more):
-    """Run a playbook to its end: ``(rc, output, {host: recap counts})``."""
-    argv = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i",
+def run_playbook(cluster, env, playbook, extra_vars, *more, bindir=None):
+    """Run a playbook to its end: ``(rc, output, {host: recap counts})``. ``bindir``: where
+    the ``ansible-playbook`` to run lives (default: this Python's, the pinned ansible-core)."""
+    argv = [os.path.join(bindir or os.path.dirname(sys.executable), "ansible-playbook"), "-i",
             cluster.inventory, playbook, "-e", json.dumps(extra_vars)] + list(more)
     proc = subprocess.run(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, text=True,
                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=600,

@@ -188,7 +188,7 @@ def _clear_workdir(workdir):
 def _openpbs_root(backend, release):
     """The OpenPBS install root of ``release`` for ``--pbs openpbs`` (None for the mock);
     ClusterError."""
-    if backend != "openpbs":
+    if not backend.startswith("openpbs"):
         return None
     try:
         return openpbs.install_root(release=release)
