@@ -594,18 +594,27 @@ def pbsnodes_argv(bin_dir, vnodes):
     return [pbsnodes, "-a", "-F", "json"]
 
 
+# The one key of the entry ``pbsnodes -v NAME -F json`` prints for a vnode the server
+# refused: the vnode's own name in OpenPBS 23.06 (``{NAME: "Unknown node "}``), ``Error`` in
+# 22.05 (``{"Error": "Unknown node "}``, PBS Professional 2022).
+REFUSED_VNODE_KEYS = ("{name}", "Error")
+
+
 def unknown_vnodes(document, vnodes):
     """``[(name, why)]`` of the ``vnodes`` that pbsnodes' JSON ``document`` holds no vnode
-    for: the entry ``{NAME: "Unknown node "}`` that real pbsnodes prints for a vnode the
-    server refused (``why``: the server's text), or no entry at all."""
+    for: the entry real pbsnodes prints for a vnode the server refused (one key of
+    :data:`REFUSED_VNODE_KEYS` holding the server's text, ``why``), or no entry at all."""
     listed = document.get("nodes") or {}
     unknown = []
     for name in vnodes:
         entry = listed.get(name)
         if entry is None:
             unknown.append((name, "not listed by pbsnodes"))
-        elif set(entry) == set([name]) and not isinstance(entry[name], dict):
-            unknown.append((name, str(entry[name]).strip()))
+            continue
+        keys = [key.format(name=name) for key in REFUSED_VNODE_KEYS]
+        refused = [key for key in entry if key in keys and not isinstance(entry[key], dict)]
+        if len(entry) == 1 and refused:
+            unknown.append((name, str(entry[refused[0]]).strip()))
     return unknown
 
 

@@ -59,9 +59,16 @@ MODULE_DEFAULTS_PLAYBOOK = """---
         attributes:
           alarm: 30
       register: hook
+    - name: Read a vnode the server does not know
+      hpc.pbs.cluster_info:
+        query_server: never
+        gather: [nodes]
+        vnodes: [mom1, nosuch]
+      register: unknown
+      ignore_errors: true
     - name: Show what was read
       ansible.builtin.debug:
-        msg: "{{ {'info': info, 'held': held, 'hook': hook} | to_json }}"
+        msg: "{{ {'info': info, 'held': held, 'hook': hook, 'unknown': unknown} | to_json }}"
 """ % (CONF, HOOK)
 
 
@@ -80,7 +87,7 @@ def cluster(cluster_factory):
 
 def shown(output):
     """The JSON the debug task of MODULE_DEFAULTS_PLAYBOOK printed."""
-    text = output.split('"msg": ', 1)[1].split("\n}", 1)[0]
+    text = output.rsplit('"msg": ', 1)[1].split("\n}", 1)[0]
     return json.loads(json.loads(text))
 
 
@@ -173,6 +180,8 @@ def test_modules_by_module_defaults_then_recover_release_on_the_right_server(clu
         assert job in info["health"]["held_jobs"]
         assert [(j["id"], j["cause"]) for j in read["held"]["jobs"]] == [(job, "other")]
         assert read["hook"]["changed"] is False and read["hook"]["attributes"]["alarm"] == "30", read["hook"]
+        # pbsnodes -F json names the refusal differently in 22.05.11 ({"Error": ...})
+        assert read["unknown"]["failed"] and read["unknown"]["unknown_vnodes"] == ["nosuch"], read["unknown"]
 
         rc, out, recap = run_playbook(cluster, env, os.path.join(REPO, "playbooks", "recover.yml"),
                                       {"hpc_pbs_conf_file": CONF, "recover_causes": ["other"],

@@ -52,10 +52,15 @@ class FakePbs(object):
             return 0, document("Jobs", self.jobs), ""
         raise AssertionError("unexpected command %r" % args)
 
+    # The key real pbsnodes puts the refusal under: the vnode's name (23.06.06), or "Error"
+    # (22.05.11, seen on the openpbs-22.05.11 backend).
+    refusal_key = None
+
     def named_nodes(self, names):
         """What real pbsnodes -v -F json prints for ``names``: each vnode, an unknown one as
         ``{NAME: "Unknown node "}`` (and exit 0; src/cmds/pbsnodes.c, LISTSP)."""
-        return dict((name, self.nodes.get(name, {name: "Unknown node "})) for name in names)
+        return dict((name, self.nodes.get(name, {self.refusal_key or name: "Unknown node "}))
+                    for name in names)
 
 
 @pytest.fixture
@@ -190,7 +195,9 @@ def test_vnodes_reads_only_the_named_vnodes_in_one_call(pbs):
     assert [p["name"] for p in result["problems"]] == ["mom2"]
 
 
-def test_an_unknown_vnode_fails_the_module_naming_it(pbs):
+@pytest.mark.parametrize("refusal_key", [None, "Error"], ids=["openpbs-23.06", "openpbs-22.05"])
+def test_an_unknown_vnode_fails_the_module_naming_it(pbs, refusal_key):
+    pbs.refusal_key = refusal_key
     code, result = run(pbs, gather=["nodes"], vnodes=["mom1", "nosuch", "gone"])
     assert code == 1 and result["failed"]
     assert result["msg"] == "vnodes: the PBS server does not know nosuch (Unknown node), gone (Unknown node)"
