@@ -181,6 +181,9 @@ def test_bad_value_is_refused_before_qmgr_runs(pbs_cluster, env):
 def test_falls_back_to_throughput_mode_where_job_run_wait_is_unknown(pbs_cluster, env):
     cluster = pbs_cluster
     cluster.exec(SERVER, ["mkdir", "-p", OLD_PBS + "/bin"], check=True)
+    # A whole installation: a real client authenticates with PBS_EXEC/sbin/pbs_iff of the
+    # pbs.conf it is given.
+    cluster.exec(SERVER, ["ln", "-sfn", "/opt/pbs/sbin", OLD_PBS + "/sbin"], check=True)
     cluster.exec(SERVER, ["sh", "-c", "cat > %s/bin/qmgr && chmod 755 %s/bin/qmgr"
                           % (OLD_PBS, OLD_PBS)], input=OLD_QMGR, check=True)
     cluster.exec(SERVER, ["sh", "-c", "sed 's|^PBS_EXEC=.*|PBS_EXEC=%s|' /etc/pbs.conf > "
