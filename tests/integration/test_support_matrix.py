@@ -69,8 +69,10 @@ def mom_alarm_lines(cluster):
             if line.startswith("$sister_join_job_alarm")]
 
 
-@pytest.mark.parametrize("core, python", CELLS, ids=["core-%s-py%s" % (c, os.path.basename(p))
-                                                      for c, p in CELLS])
+CELL_IDS = ["core-%s-py%s" % (c, os.path.basename(p)) for c, p in CELLS]
+
+
+@pytest.mark.parametrize("core, python", CELLS, ids=CELL_IDS)
 def test_smoke(cluster, tmp_path, core, python):
     if not os.access(python, os.X_OK):
         pytest.skip("no %s on this machine" % python)
