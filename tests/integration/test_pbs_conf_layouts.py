@@ -191,3 +191,14 @@ def test_modules_by_module_defaults_then_recover_release_on_the_right_server(clu
         assert "Hold_Types = u" in holds, holds
     finally:
         cluster.exec(SERVER, ["/opt/pbs/bin/qdel", job])
+
+
+def test_a_rollout_given_only_its_own_pbs_conf_reads_the_hooks_alarms_with_it(cluster, env):
+    """rollout_pbs_conf_file (and the hook's own variable), without hpc_pbs_conf_file: the
+    first look's comparison with the hooks' alarms reads the server with it too."""
+    wanted = dict(TUNABLES, reliable_job_startup_sister_join_job_alarm=21, rollout_pbs_conf_file=CONF,
+                  reliable_job_startup_pbs_conf_file=CONF)
+    rc, out, _recap = run_playbook(cluster, env, os.path.join(REPO, "playbooks", "rollout.yml"), wanted)
+    assert rc == 0, out[-3000:]
+    for mom in MOMS:
+        assert "$sister_join_job_alarm 21" in mom_config(cluster, mom), mom
