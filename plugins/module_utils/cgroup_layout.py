@@ -84,10 +84,11 @@ def classify(text):
                 cgroup2_mount=cgroup2_mount)
 
 
-def read_layout(path=MOUNTINFO):
-    """:func:`classify` of the file ``path`` (default: this process's
+def read_layout(path=None):
+    """:func:`classify` of the file ``path`` (None: :data:`MOUNTINFO`, this process's
     ``/proc/self/mountinfo``), with ``source`` (the path) and ``error`` (None, or why
     the file could not be read: the layout is then ``unknown``)."""
+    path = path or MOUNTINFO
     try:
         with open(path) as handle:
             text = handle.read()

@@ -261,9 +261,19 @@ mom:
     C(hooks) (name -> type, events, enabled, order, alarm, fail_action, sha256 of the
     body), C(job_launch_delay) (PP-928 interface 4) and C(sister_join_job_alarm)
     (PP-928 interface 3), each with C(value) (int, seconds), C(source) (C(mom_config)
-    or C(default)) and C(hooks) (the alarms summed for the default).
+    or C(default)) and C(hooks) (the alarms summed for the default). C(cgroup) - the
+    cgroup layout this host's processes (the mom among them) see, from
+    C(/proc/self/mountinfo) - C(layout) (C(v1) - cgroup v1 controllers only, C(hybrid) -
+    v1 controllers and a cgroup2 mount such as C(/sys/fs/cgroup/unified), C(v2) - a cgroup2
+    mount and no v1 controller, C(none) - no cgroup mount, C(unknown) - the file could not
+    be read), C(v1_controllers) (sorted names), C(v1_mounts) (controller -> mount point),
+    C(cgroup2_mount) (path or C(null)), C(source) (the file read) and C(error) (C(null), or
+    why it could not be read).
   returned: always
   type: dict
+  sample: {"cgroup": {"layout": "v2", "v1_controllers": [], "v1_mounts": {},
+                      "cgroup2_mount": "/sys/fs/cgroup", "source": "/proc/self/mountinfo",
+                      "error": null}}
 server:
   description: Server data from qmgr, C(null) when not queried. Keys C(hooks) (as for
     C(mom), from qmgr), C(tolerate_node_failures) (the server-wide default of PP-928
@@ -358,6 +368,7 @@ from ansible_collections.hpc.pbs.plugins.module_utils.mom_daemon import (
     last_config_read, process_alive, read_mom_pid, running_differences)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import (
     MomConfigValueError, plan)
+from ansible_collections.hpc.pbs.plugins.module_utils.cgroup_layout import read_layout
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import PbsRunner
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
     module_pbs_paths, pbs_conf_argument_spec)
@@ -438,6 +449,7 @@ def mom_facts(paths):
         else:
             entry.update(value=default, source="default")
         facts[option] = entry
+    facts["cgroup"] = read_layout()
     return facts
 
 
