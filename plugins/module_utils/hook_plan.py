@@ -172,11 +172,14 @@ def body_to_preflight(qmgr, paths, name, exists, body, body_now, config, config_
     return None
 
 
-def preflight_body(run_command, tmpdir, paths, params, name, current, body, config):
+def preflight_body(run_command, tmpdir, paths, params, name, current, body, config,
+                   run_events=False):
     """Compile the body with the hook interpreter and, where pbs_python has its hook mode,
-    load it once (see module_utils/hook_preflight). Raises TaskRefused, nothing changed, when
-    the body is refused or cannot be checked. Returns the preflight report (dict) for the
-    result."""
+    load it once and, with ``run_events``, run each of its events on a synthetic event (see
+    module_utils/hook_preflight; without it, as in check mode and in plans, no event code
+    runs, since a hook's event code may act on its host). Raises TaskRefused, nothing
+    changed, when the body is refused or cannot be checked. Returns the preflight report
+    (dict) for the result."""
     display_name = params.get("body_src") or "%s.PY" % name
     config_path = None if config is not None else hook_file_paths(
         paths.server_hooks_dir, name)["config"]
@@ -188,7 +191,8 @@ def preflight_body(run_command, tmpdir, paths, params, name, current, body, conf
     preflight = Preflight(runner.run_command, paths.exec_dir, tmpdir)
     try:
         return preflight.check(body, display_name, name, events_after(params, current),
-                               alarm, config=config, config_path=config_path)
+                               alarm, config=config, config_path=config_path,
+                               run_events=run_events)
     except HookBodyRefused as exc:
         raise TaskRefused("%s. Nothing was changed: hook %s was neither created nor "
                           "touched (attributes, body, config and enabled state as they "

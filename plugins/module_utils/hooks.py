@@ -98,6 +98,43 @@ def config_refusal_message(errors):
             % "; ".join(errors))
 
 
+# The largest hook body accepted, in bytes (100 MiB). OpenPBS itself checks no size at a
+# hook import (23.06.06 and 22.05.11: mgr_hook_import in src/server/hook_func.c copies the
+# file through decode_hook_content in 512-byte fgets chunks, PBSD_copyhookfile in
+# src/lib/Libifl/int_hook.c sends it to every mom in SCRIPT_CHUNK_Z chunks, and
+# _pbs_python_compile_file in src/lib/Libpython/pbs_python_external.c reads it whole into
+# memory at each compile); this is the limit PBS puts on the other script it ships to the
+# moms the same way, a job script (server attribute jobscript_max_size, default "100mb":
+# DFLT_JOBSCRIPT_MAX_SIZE in src/include/pbs_internal.h).
+HOOK_BODY_MAX_BYTES = 100 * 1024 * 1024
+
+
+def body_size_problem(option, size):
+    """Why a hook body of ``size`` bytes (given by ``option``) is refused, or None."""
+    if size <= HOOK_BODY_MAX_BYTES:
+        return None
+    return ("%s: the hook body is %d bytes, over the %d bytes (100 MiB) a hook body may "
+            "have here (the default jobscript_max_size PBS puts on the scripts it ships "
+            "to the moms)" % (option, size, HOOK_BODY_MAX_BYTES))
+
+
+def body_problem(option, body):
+    """Why the hook body ``body`` (bytes, given by ``option``: body or body_src) is
+    refused before anything runs, or None: over :data:`HOOK_BODY_MAX_BYTES`, or not UTF-8
+    text (PBS hooks are Python 3 source, which pbs_python compiles as UTF-8)."""
+    problem = body_size_problem(option, len(body))
+    if problem:
+        return problem
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = body.count(b"\n", 0, exc.start) + 1
+        return ("%s: the hook body is not UTF-8 text (byte 0x%02x at offset %d, line %d); "
+                "a hook body must be UTF-8 encoded Python source" % (
+                    option, bytearray(body[exc.start:exc.start + 1])[0], exc.start, line))
+    return None
+
+
 def hook_file_paths(hooks_dir, name):
     """``{"body": .../NAME.PY, "config": .../NAME.CF}`` in server_priv/hooks."""
     return {"body": os.path.join(hooks_dir, name + ".PY"),

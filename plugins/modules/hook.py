@@ -20,12 +20,35 @@ description:
     running the module); a syntax error fails the task with the file, line and message.
     Where C(pbs_python) has its hook mode (C(pbs_python --hook), as in OpenPBS), the body
     is also loaded by it once, with the real C(pbs) module, an empty event of the hook's
-    first event (C(queuejob) when it has none; C(periodic) has no such event) and the new
-    or current config as C(pbs.hook_config_filename); an exception at module level (a
-    C(NameError), a failed import) fails the task. The body is loaded with C(__name__)
-    other than C(builtins), so code under C(if __name__ == "builtins":) is not run; a hook
-    without that guard runs its event code once against the empty event. A failed
-    preflight changes nothing (hook list, body, config, enabled state).
+    first event (C(queuejob) when it has none) and the new or current config as
+    C(pbs.hook_config_filename); an exception at module level (a C(NameError), a failed
+    import) fails the task.
+  - Then, unless in check mode, each event of the hook is run once by C(pbs_python --hook)
+    as PBS runs a hook (C(__name__) is C(builtins), so the event code runs), with the same
+    config, on a synthetic event - C(queuejob) a qsub of C(select=2:ncpus=1) with
+    C(tolerate_node_failures=job_start) (what the bundled reliable job startup hook pads);
+    C(execjob_launch) the primary mom launching a padded job of 3 vnodes whose second
+    sister failed (in C(vnode_list_fail) and C(failed_mom_list)); C(execjob_begin),
+    C(execjob_prologue), C(execjob_epilogue), C(execjob_end), C(execjob_preterm),
+    C(execjob_abort), C(execjob_postsuspend), C(execjob_preresume) a job of 3 chunks on
+    the primary mom; C(execjob_resize) that job after one chunk was released;
+    C(exechost_startup) and C(exechost_periodic) the local vnode. The job is
+    C(0.hpc-pbs-preflight) on hosts C(hpc-pbs-preflight-1) to C(-3), owned by root.
+    An exception other than the hook's own C(accept()) / C(reject()), or a run past the
+    hook's alarm, fails the task; a reject is a legitimate outcome, reported in the result
+    (RV(preflight.events)) and as a warning.
+  - Not run, with the reason in RV(preflight.events) - C(periodic), C(modifyvnode),
+    C(management), C(modifyresv), C(jobobit), C(provision), C(resv_confirm),
+    C(resv_begin), C(resv_end) (pbs_python's hook mode has no such event);
+    C(modifyjob), C(movejob), C(runjob) (pbs_python's hook mode asks the PBS server for
+    their job); C(postqueuejob), C(resvsub), C(execjob_attach) (no synthetic event).
+  - The events run on the PBS server host as root, as the hook's event code runs on a
+    mom, so a hook that acts on its host acts on the server host for the synthetic job
+    (the bundled C(cgroup_resize) makes the job's cgroups at C(execjob_begin) and removes
+    them at C(execjob_end), leaving its prefix cgroup, empty). The mom events run in the
+    order a job meets them, C(execjob_launch) first and C(execjob_end) / C(execjob_abort)
+    last.
+  - A failed preflight changes nothing (hook list, body, config, enabled state).
   - Writes the changes in C(qmgr -a) invocations fed on stdin (C(-a) makes qmgr stop at
     the first rejected command), ordered so that no hook is ever enabled without its body
     - C(create hook NAME) and C(enabled = false) (a new hook is enabled by default),
@@ -145,12 +168,19 @@ options:
         from the current body byte for byte (UTF-8). Site hooks only; PBS refuses a
         body for a pbshook (C(<content-type> must be application/x-config)) and so does
         this module, before anything runs.
+      - It must be UTF-8 text of at most 104857600 bytes (100 MiB); another body (from
+        O(body) or O(body_src)) fails the task before any qmgr call, naming the option,
+        and nothing is created, not even a disabled hook. OpenPBS checks no size at a hook
+        import; the limit is the default C(jobscript_max_size) PBS puts on the job
+        scripts it ships to the moms the same way.
       - C(content) is an alias.
     type: str
     aliases: [content]
   body_src:
     description:
       - Path on the managed host of the hook's Python source (alternative to O(body)).
+        The same rules as O(body); a file over the size limit is refused from its size,
+        unread.
       - C(src) is an alias.
     type: path
     aliases: [src]
@@ -247,7 +277,11 @@ preflight:
   returned: when a body was checked
   type: dict
   sample: {"interpreter": "/opt/pbs/bin/pbs_python", "python_version": "3.11.2",
-           "compiled": true, "loaded": true, "load_event": "queuejob"}
+           "compiled": true, "loaded": true, "load_event": "queuejob",
+           "events": {"queuejob": {"ran": true, "accepted": true, "reject_message": ""},
+                      "periodic": {"ran": false, "not_run_because": "pbs_python's hook mode
+                                   has no periodic event (src/tools/pbs_python.c ends such a
+                                   run with Unexpected event)"}}}
   contains:
     interpreter:
       description: The interpreter that compiled (and loaded) the body.
@@ -267,6 +301,15 @@ preflight:
     not_loaded_because:
       description: Why the body was not loaded (no pbs_python, or one without hook mode).
       type: str
+    events:
+      description:
+        - Each event of the hook after the task - C(ran) whether it was run on its
+          synthetic event; when run, C(accepted) (false when the hook rejected it) and
+          C(reject_message) (the hook's message, empty when none); when not,
+          C(not_run_because).
+        - Absent in check mode and when the body was not loaded.
+      type: dict
+      returned: when the body was loaded outside check mode
 commands:
   description: The qmgr commands fed on stdin, each qmgr invocation ending with C(list)
     (in check mode the ones that would run; temporary file names are then shown as
@@ -285,6 +328,8 @@ from ansible.module_utils.common.text.converters import to_bytes
 from ansible_collections.hpc.pbs.plugins.module_utils.hook_plan import (
     HOOK_ATTRIBUTE_OPTIONS, attributes_text, check_hook_task, check_json, config_text,
     current_file, hook_diffs, plan_present, preflight_body)
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
+    body_problem, body_size_problem)
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
     module_pbs_paths, pbs_conf_argument_spec)
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
@@ -294,12 +339,18 @@ from ansible_collections.hpc.pbs.plugins.module_utils.refusal import TaskRefused
 PLACEHOLDER = "<temporary file>"
 
 
-def read_source(module, option, text, path):
-    """Bytes of ``text`` (option value) or of the file ``path``; None when neither."""
+def read_source(module, option, text, path, size_problem=None):
+    """Bytes of ``text`` (option value) or of the file ``path``; None when neither.
+    ``size_problem(option, size)``: why a file of that size is refused (checked before
+    the file is read), or None."""
     if text is not None:
         return to_bytes(text, errors="surrogate_or_strict")
     if path is not None:
         try:
+            if size_problem is not None:
+                problem = size_problem(option, os.path.getsize(path))
+                if problem:
+                    raise TaskRefused("%s. Nothing was changed." % problem)
             with open(path, "rb") as handle:
                 return handle.read()
         except (IOError, OSError) as exc:
@@ -381,7 +432,13 @@ def run(module):
     kind = "pbshook" if params["type"] == "pbs" else "hook"
 
     check_hook_task(params)
-    body = read_source(module, "body_src", params["body"], params["body_src"])
+    body = read_source(module, "body_src", params["body"], params["body_src"],
+                       body_size_problem)
+    if body is not None:
+        problem = body_problem("body" if params["body"] is not None else "body_src", body)
+        if problem:
+            raise TaskRefused("%s. Nothing was changed: hook %s was neither created nor "
+                              "touched." % (problem, name))
     config = read_source(module, "config_src", config_text(params["config"]),
                          params["config_src"])
     if config is not None and (params["config_format"] == "json" or params["config_schema"]):
@@ -418,8 +475,13 @@ def run(module):
         return path
 
     def preflight(to_check, current, config):
-        return preflight_body(module.run_command, module.tmpdir, paths, params, name,
-                              current, to_check, config)
+        report = preflight_body(module.run_command, module.tmpdir, paths, params, name,
+                                current, to_check, config, run_events=not module.check_mode)
+        for event, outcome in sorted(report.get("events", {}).items()):
+            if outcome.get("ran") and not outcome["accepted"]:
+                module.warn("hook %s rejects its synthetic %s event at the preflight: %s"
+                            % (name, event, outcome["reject_message"] or "(no message)"))
+        return report
 
     try:
         planned = plan_present(qmgr, paths, params, before if exists else None, body,
