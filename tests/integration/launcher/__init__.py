@@ -4,6 +4,7 @@ Usage::
 
     cluster up --moms N [--pbs mock|openpbs] [--workdir DIR] [--no-daemons] [--python PY] [--timeout S]
                [--no-atom] [--cgroups auto|on|off] [--vnodes-per-mom K [--vnode-mem SIZE]]
+               [--cgroup-v2-only MOM[,MOM...]]
     cluster down [--workdir DIR]
     cluster exec NODE [--user USER] [--workdir DIR] -- CMD...
     cluster stop-mom NODE [--freeze] [--workdir DIR]
@@ -44,6 +45,12 @@ Site services and per-node resources (mom nodes):
   install).  ``down`` (and the stale-state cleanup of ``up``) kills what is left in those
   cgroups and removes them, deepest first.  ``auto`` without usable hierarchies: no
   cgroups (logged); ``on``: an error; ``off``: never.
+- ``--cgroup-v2-only MOM[,MOM...]``: those moms see the layout of a cgroup v2 only host
+  (RHEL 9, SLES 15 SP6): their init detaches ``/sys/fs/cgroup`` and every mount below it
+  in the node's mount namespace and mounts a ``cgroup2`` file system there (the kernel's
+  one unified hierarchy), so ``/proc/self/mountinfo`` of the node's processes, ``pbs_mom``
+  among them, shows one ``cgroup2`` mount and no ``cgroup`` (v1) mount. They get no
+  cpuset/memory cgroups of their own (``--cgroups`` applies to the other moms).
 - ``--vnodes-per-mom K``: the same definition file makes each mom report vnodes
   ``momN[0]..momN[K-1]``, each with ``ncpus`` = an equal share of the node's CPUs (the
   first ones get the remainder) and ``mem`` = ``--vnode-mem`` (default ``1gb``), and a

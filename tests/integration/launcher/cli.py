@@ -92,6 +92,10 @@ def _add_up(add):
                     help="where each node's pbs.conf lives: /etc/pbs.conf (default) or a file "
                     "under %s (the daemons and 'cluster exec' get PBS_CONF_FILE; ssh "
                     "sessions do not)" % RELOCATED_PBS_CONF_DIR)
+    up.add_argument("--cgroup-v2-only", default="", metavar="MOM[,MOM...]",
+                    help="these mom nodes see only a cgroup2 file system at /sys/fs/cgroup "
+                    "(as RHEL 9 or SLES 15 SP6 mount it): the host's cgroup mounts are "
+                    "detached in their mount namespace; they get no cgroups of their own")
     up.add_argument("--stale-etc-pbs-conf", default="", metavar="NODE[,NODE...]",
                     help="with --pbs-conf elsewhere: these nodes also keep an /etc/pbs.conf "
                     "naming server %s (which does not exist) and another PBS_HOME; the "

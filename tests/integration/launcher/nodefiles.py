@@ -284,14 +284,15 @@ def _node_mounts(workdir, base, rebinds, pbs_root, cgroup_dirs, pbs_etc=None):
 
 def build_node(workdir, name, address, role, nodes, python, probe, rebinds, daemons,
                cgroups=None, vnodes_per_mom=0, vnode_mem="1gb", atom=False, pbs_root=None,
-               pbs_conf=(DEFAULT_PBS_CONF, False)):
+               pbs_conf=(DEFAULT_PBS_CONF, False), cgroup_v2_only=False):
     """Create ``nodes/<name>/`` (etc, spool, opt, root, tmp, logs, node.json).  ``cgroups``:
     the result of :func:`launcher.cgroups.setup_cgroups` or None; ``vnodes_per_mom``/
     ``vnode_mem``: see :func:`launcher.cgroups.vnode_definition`; ``atom``: start the mock
     ATOM service (mom nodes); ``pbs_root``: the real OpenPBS install root (``--pbs
     openpbs``), None for the mock; ``pbs_conf``: ``(path, stale)``, where the node's
     pbs.conf lives and whether an /etc/pbs.conf of another installation stays (``up
-    --pbs-conf``, ``--stale-etc-pbs-conf``)."""
+    --pbs-conf``, ``--stale-etc-pbs-conf``); ``cgroup_v2_only``: the node's /sys/fs/cgroup is
+    a cgroup2 mount alone (``up --cgroup-v2-only``; no cgroups of its own)."""
     conf_path, stale = pbs_conf
     base = workdir.node(name)
     os.makedirs(os.path.join(base, "logs"))
@@ -299,7 +300,7 @@ def build_node(workdir, name, address, role, nodes, python, probe, rebinds, daem
     listen = pbs_address(address, real)
     etc = _build_etc(base, name, role, nodes, real, conf_path, stale)
     _build_ssh(etc, workdir, name, listen, nodes, real)
-    node_cpus = cgroups["cpus"][name] if cgroups and role == "mom" else None
+    node_cpus = cgroups["cpus"][name] if cgroups and role == "mom" and not cgroup_v2_only else None
     real_vnodes = _build_spool(base, name, role, probe, node_cpus, vnodes_per_mom, vnode_mem, real)
     pbs_etc = _build_opt(base, python, probe, real, pbs_root, role, conf_path)
     _build_root(base, workdir, rebinds)
@@ -308,7 +309,8 @@ def build_node(workdir, name, address, role, nodes, python, probe, rebinds, daem
     config = {"name": name, "address": address, "role": role, "daemons": daemons,
               "backend": "openpbs" if real else "mock", "netns": real,
               "pbs_address": listen if real else None, "vnode_definition": real_vnodes,
-              "mounts": _node_mounts(workdir, base, rebinds, pbs_root, cgroup_dirs, pbs_etc),
+              "mounts": _node_mounts(workdir, base, rebinds, pbs_root, cgroup_dirs, pbs_etc)
+              + ([["cgroup2", "cgroup2", CGROUP_NODE_ROOT]] if cgroup_v2_only else []),
               "pbs_conf": conf_path,
               "logs": os.path.join(base, "logs"), "python": python,
               "cgroups": [os.path.join(CGROUP_NODE_ROOT, c) for c in CGROUP_CONTROLLERS] if cgroup_dirs else [],

@@ -17,6 +17,7 @@ from .procs import host_pids, proc_state, signal_all, start_daemon, unblock_sign
 from .workdir import write_file
 
 MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC = 1, 32, 4096, 16384
+MNT_DETACH = 2
 HANDLED_SIGNALS = {signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
 
 
@@ -110,7 +111,8 @@ def _start_daemons(config, env):
 
 def mount(kind, source, target):
     """mount(2) one entry of node.json's ``mounts``: ``bind``, ``rbind``, ``ro-bind`` (bind,
-    then remount read-only) or ``tmpfs``.  The syscall, not mount(8): libmount would keep its
+    then remount read-only), ``tmpfs`` or ``cgroup2`` (what is mounted at ``target`` is
+    detached first, with every mount below it: a cgroup v2 only host).  The syscall, not mount(8): libmount would keep its
     lock and utab files under the host's /run.  Raises ClusterError."""
     libc = ctypes.CDLL(None, use_errno=True)
 
@@ -123,6 +125,12 @@ def mount(kind, source, target):
 
     if kind == "tmpfs":
         call("tmpfs", 0, "tmpfs", "mode=1777" if target == "/dev/shm" else "mode=755")
+    elif kind == "cgroup2":
+        while os.path.ismount(target):
+            if libc.umount2(target.encode(), MNT_DETACH) != 0:
+                err = ctypes.get_errno()
+                raise ClusterError("umount %s: %s" % (target, os.strerror(err)))
+        call("cgroup2", 0, "cgroup2")
     else:
         call(source, MS_BIND | (MS_REC if kind == "rbind" else 0))
         if kind == "ro-bind":

@@ -217,6 +217,16 @@ def _create_moms(workdir, nodes, timeout):
     log("all %d moms free" % len(moms))
 
 
+def cgroup_v2_only_moms(text, moms):
+    """The mom nodes (set) of ``--cgroup-v2-only`` (``MOM[,MOM...]``); raises ClusterError
+    for a name that is not a mom of this cluster."""
+    chosen = set(n.strip() for n in text.split(",") if n.strip())
+    unknown = sorted(chosen - set(moms))
+    if unknown:
+        raise ClusterError("--cgroup-v2-only: %s not among the moms (%s)" % (", ".join(unknown), ", ".join(moms)))
+    return chosen
+
+
 def pbs_conf_layout(path, stale_text, names):
     """The nodes (set) of ``--stale-etc-pbs-conf`` after checking it and ``--pbs-conf``
     (``path``) against the node ``names``; raises ClusterError."""
@@ -251,6 +261,7 @@ def cmd_up(args):
     if args.vnodes_per_mom < 0:
         raise ClusterError("--vnodes-per-mom must be >= 0")
     stale = pbs_conf_layout(args.pbs_conf, args.stale_etc_pbs_conf, [n for n, _a, _r in nodes])
+    cgroup_v2_only = cgroup_v2_only_moms(args.cgroup_v2_only, [n for n, _a, r in nodes if r == "mom"])
     pbs_root = _openpbs_root(args.pbs, args.pbs_version)
     probe = mock.probe_python(python)
     linked = []
@@ -268,12 +279,13 @@ def cmd_up(args):
              "openpbs_release": args.pbs_version if pbs_root is not None else None,
              "key": workdir.key, "inventory": workdir.inventory, "nodes": []}
     try:
-        cgroups = setup_cgroups(workdir, [n for n, _unused, r in nodes if r == "mom"], args.cgroups)
+        cgroups = setup_cgroups(workdir, [n for n, _unused, r in nodes if r == "mom" and n not in cgroup_v2_only],
+                                args.cgroups)
         state["cgroups"] = cgroups
         for name, address, role in nodes:
             build_node(workdir, name, address, role, nodes, python, probe, rebinds, not args.no_daemons,
                        cgroups, args.vnodes_per_mom, args.vnode_mem, not args.no_atom, pbs_root,
-                       pbs_conf=(args.pbs_conf, name in stale))
+                       pbs_conf=(args.pbs_conf, name in stale), cgroup_v2_only=name in cgroup_v2_only)
         workdir.save_state(state)
         (start_real_nodes if pbs_root is not None else start_mock_nodes)(workdir, state, nodes)
         _wait_sshd(workdir, nodes)
