@@ -245,6 +245,16 @@ pbs_version:
   returned: always
   type: str
   sample: "23.06.06"
+pbs_features:
+  description: What this PBS release has of the behaviours that differ between the
+    releases the collection supports (C(clear_topjob_estimates_enable),
+    C(pbsnodes_refusal_by_name), C(pbs_cgroups_cgroup_v2)), decided from RV(pbs_version)
+    by the collection's version table - C(true), C(false), or C(null) when the version is
+    unknown or is a PBS Professional release whose OpenPBS base the table does not know.
+  returned: always
+  type: dict
+  sample: {"clear_topjob_estimates_enable": true, "pbs_cgroups_cgroup_v2": false,
+           "pbsnodes_refusal_by_name": true}
 pbs_conf:
   description: Path and values of pbs.conf (after environment overrides).
   returned: always
@@ -370,6 +380,7 @@ from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import 
     MomConfigValueError, plan)
 from ansible_collections.hpc.pbs.plugins.module_utils.cgroup_layout import read_layout
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import PbsRunner
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs_versions import feature_table
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
     module_pbs_paths, pbs_conf_argument_spec)
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
@@ -608,7 +619,9 @@ def pbsnodes_argv(bin_dir, vnodes):
 
 # The one key of the entry ``pbsnodes -v NAME -F json`` prints for a vnode the server
 # refused: the vnode's own name in OpenPBS 23.06 (``{NAME: "Unknown node "}``), ``Error`` in
-# 22.05 (``{"Error": "Unknown node "}``, PBS Professional 2022).
+# 22.05 (``{"Error": "Unknown node "}``, PBS Professional 2022): feature
+# ``pbsnodes_refusal_by_name`` of the version table. Both are read whatever the version,
+# since a PBS Professional release may not tell which it prints.
 REFUSED_VNODE_KEYS = ("{name}", "Error")
 
 
@@ -739,7 +752,7 @@ def main():
     paths = module_pbs_paths(module, required=False)
     result = dict(changed=False, installed=paths.conf_found,
                   pbs_conf=dict(path=paths.conf_file, values=paths.conf),
-                  pbs_version=None, daemons={}, mom=None, server=None,
+                  pbs_version=None, pbs_features=feature_table(None), daemons={}, mom=None, server=None,
                   health={}, problems=[], new_problems=[], mom_plan=None,
                   hook_plans=[], object_plans=[])
     if not paths.conf_found and module.params["query_server"] != "always":
@@ -758,6 +771,7 @@ def main():
         result["server"] = server_facts(module, paths)
         if not result["pbs_version"]:
             result["pbs_version"] = result["server"]["pbs_version"]
+    result["pbs_features"] = feature_table(result["pbs_version"])
     if module.params["plan_hooks"] or module.params["plan_objects"]:
         result["hook_plans"], result["object_plans"] = server_plans(
             module, paths, module.params["plan_hooks"], module.params["plan_objects"])

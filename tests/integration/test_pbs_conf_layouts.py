@@ -177,6 +177,11 @@ def test_modules_by_module_defaults_then_recover_release_on_the_right_server(clu
         info = read["info"]
         assert info["pbs_conf"]["path"] == CONF and info["server"]["pbs_version"], info
         assert HOOK in info["server"]["hooks"] and sorted(info["health"]["nodes"]) == list(MOMS)
+        # The version table agrees with what this server offers.
+        listed = cluster.exec(SERVER, ["/opt/pbs/bin/qmgr", "-c", "list server"], check=True).stdout
+        assert info["pbs_features"]["clear_topjob_estimates_enable"] is (
+            "clear_topjob_estimates_enable" in listed), (info["pbs_version"], info["pbs_features"])
+        assert info["pbs_features"]["pbs_cgroups_cgroup_v2"] is False, info["pbs_features"]
         assert job in info["health"]["held_jobs"]
         assert [(j["id"], j["cause"]) for j in read["held"]["jobs"]] == [(job, "other")]
         assert read["hook"]["changed"] is False and read["hook"]["attributes"]["alarm"] == "30", read["hook"]

@@ -37,6 +37,7 @@ def test_reports_server_hooks_and_settings_in_one_qmgr_call(pbs):
     assert code == 0, result
     assert result["changed"] is False and result["installed"] is True
     assert result["pbs_version"] == "23.06.06"
+    assert result["pbs_features"]["clear_topjob_estimates_enable"] is True
     assert len(pbs.calls) == 1 and pbs.reads()[0][0][1:] == ["-a"] and not pbs.writes()
     server = result["server"]
     assert server["tolerate_node_failures"] == "job_start"
