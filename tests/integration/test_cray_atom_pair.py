@@ -1,0 +1,246 @@
+"""The cray_atom role and a requests / requests_unixsocket pair that imports but cannot make a
+request (requests 2.32 with requests-unixsocket 0.3.0: ``InvalidURL: Not supported URL scheme
+http+unix``, the pair of HPE CSM 1.7's known problem with PBS_cray_atom), on every backend.
+
+The broken pair is given to one mom only: inside that node's mount namespace (private, nothing
+reaches the host or the other nodes) the site-packages directory its hooks' interpreter imports
+``requests`` from is replaced by a copy whose entries link to the original, except ``requests``
+and ``requests_unixsocket``, which are the real wheels of requests 2.32.3 and
+requests-unixsocket 0.3.0. On the real backend that is Debian's /usr/lib/python3/dist-packages
+(pbs_python is linked to the system Python 3.11, whose Debian pair requests 2.28.1 +
+requests-unixsocket 0.3.0 works); on the mock, the venv's site-packages.
+
+The wheels are downloaded from PyPI once (``pip download --only-binary=:all: --no-deps``) into
+``~/.cache/hpc-pbs/wheels/atom-broken-pair`` and reused; nothing else is fetched.
+
+The tests run in order on one cluster: the refusal (playbook and role entry point), the real
+hook failing the same way on that mom (what makes the refusal right), the per-mom audit result,
+then the pair restored: the audit is clean and the role goes through.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import rjs_demo  # noqa: E402  (REPO, RECAP_RE, wait_for, parse_qstat_f)
+
+pytestmark = pytest.mark.integration
+
+SERVER = "pbs-server"
+BROKEN = "mom2"
+GOOD = "mom1"
+MOMS = (GOOD, BROKEN)
+PYTHON = sys.executable
+BROKEN_PINS = ["requests==2.32.3", "requests-unixsocket==0.3.0"]
+WHEEL_CACHE = os.path.join(os.path.expanduser("~"), ".cache", "hpc-pbs", "wheels", "atom-broken-pair")
+ORIGINAL_VIEW = "/root/atom-original-site"
+BROKEN_SITE = "/root/atom-broken-site"
+ERROR = "InvalidURL: Not supported URL scheme http+unix"
+OFFLINE_COMMENT = "offlined by hook 'cray_atom' due to hook error"
+VARIABLES = {"cray_atom_hook_source": "bundled", "cray_atom_config": {"post_timeout": 9, "delete_timeout": 9}}
+REPLACED = {}  # node -> the site-packages directory break_pair replaced there
+# Where the hooks' interpreter imports requests from, as a hook sees it (no user site, no
+# PYTHONPATH, site.main() called by the hook).
+WHERE_REQUESTS = ("import os, site, sys\n"
+                  "sys.path[:] = [p for p in sys.path if p]\n"
+                  "site.main()\n"
+                  "import requests\n"
+                  "print(os.path.dirname(os.path.dirname(os.path.abspath(requests.__file__))))\n")
+VERSIONS = WHERE_REQUESTS.rsplit("print(", 1)[0] + "import urllib3\nprint(requests.__version__, urllib3.__version__)\n"
+
+
+@pytest.fixture(scope="module")
+def wheels():
+    """The directory with the wheels of the broken pair (downloaded once)."""
+    os.makedirs(WHEEL_CACHE, exist_ok=True)
+    names = sorted(os.listdir(WHEEL_CACHE))
+    if not (any(n.startswith("requests-2.32.3-") for n in names)
+            and any(n.startswith("requests_unixsocket-0.3.0-") for n in names)):
+        proc = subprocess.run([PYTHON, "-m", "pip", "download", "--disable-pip-version-check", "--no-deps",
+                               "--only-binary=:all:", "-d", WHEEL_CACHE] + BROKEN_PINS,
+                              capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, "pip download of %s (PyPI needed once): %s" % (BROKEN_PINS, proc.stderr[-2000:])
+    return WHEEL_CACHE
+
+
+@pytest.fixture(scope="module")
+def cluster(cluster_factory):
+    cluster = cluster_factory(moms=len(MOMS))
+    yield cluster
+    restore_pair(cluster, BROKEN)
+    cluster.down()
+
+
+def node_root(cluster, node):
+    """The host directory that is ``/root`` inside ``node`` (its own, not shared)."""
+    return os.path.join(cluster.workdir, "nodes", node, "root")
+
+
+def hooks_site_dir(cluster, node):
+    proc = cluster.exec(node, ["env", "PYTHONNOUSERSITE=1", "PYTHONPATH=", "/opt/pbs/bin/pbs_python", "-c",
+                               WHERE_REQUESTS], check=True)
+    return proc.stdout.strip().splitlines()[-1]
+
+
+def break_pair(cluster, node, wheel_dir):
+    """Give ``node``'s hooks' interpreter requests 2.32.3 + requests-unixsocket 0.3.0 in place
+    of its own pair, in that node only. Returns the directory replaced."""
+    site_dir = hooks_site_dir(cluster, node)
+    root = node_root(cluster, node)
+    broken = os.path.join(root, os.path.basename(BROKEN_SITE))
+    os.makedirs(os.path.join(root, os.path.basename(ORIGINAL_VIEW)), exist_ok=True)
+    proc = subprocess.run([PYTHON, "-m", "pip", "install", "--disable-pip-version-check", "--no-deps", "--no-index",
+                           "--find-links", wheel_dir, "--target", broken] + BROKEN_PINS,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    own = set(os.listdir(broken))
+    # The host sees the same directory at the same path (/usr and the checkout are shared).
+    for entry in os.listdir(site_dir):
+        if entry in ("requests", "requests_unixsocket") or entry.startswith(("requests-", "requests_unixsocket-")):
+            continue
+        if entry not in own:
+            os.symlink(os.path.join(ORIGINAL_VIEW, entry), os.path.join(broken, entry))
+    cluster.exec(node, ["mount", "--bind", site_dir, ORIGINAL_VIEW], check=True)
+    cluster.exec(node, ["mount", "--bind", BROKEN_SITE, site_dir], check=True)
+    REPLACED[node] = site_dir
+    return site_dir
+
+
+def restore_pair(cluster, node):
+    """Undo :func:`break_pair` on ``node`` (nothing when it was not done)."""
+    site_dir = REPLACED.pop(node, None)
+    if site_dir:
+        cluster.exec(node, ["umount", site_dir], check=True)
+        cluster.exec(node, ["umount", ORIGINAL_VIEW], check=True)
+
+
+def play(cluster, playbook, variables, limit=None):
+    """ansible-playbook PLAYBOOK -e JSON: (rc, output, {host: recap})."""
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(rjs_demo.REPO, "ansible.cfg"), ANSIBLE_FORCE_COLOR="0",
+               ANSIBLE_NOCOLOR="1")
+    argv = [os.path.join(os.path.dirname(PYTHON), "ansible-playbook"), "-i", cluster.inventory, playbook,
+            "-e", json.dumps(variables)] + (["--limit", limit] if limit else [])
+    proc = subprocess.run(argv, cwd=rjs_demo.REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, stdin=subprocess.DEVNULL, check=False)
+    recap = {m.group(1): {"changed": int(m.group(3)), "failed": int(m.group(5))}
+             for m in rjs_demo.RECAP_RE.finditer(proc.stdout)}
+    return proc.returncode, proc.stdout, recap
+
+
+def failures(output):
+    """{host: message} of the tasks that failed."""
+    return {host: json.loads(text)["msg"]
+            for host, text in re.findall(r'^fatal: \[(\S+)\]: FAILED! => (\{.*\})$', output, re.M)}
+
+
+def site_hook_exists(cluster):
+    return cluster.exec(SERVER, ["qmgr", "-c", "list hook cray_atom"]).returncode == 0
+
+
+def versions(cluster, node):
+    """(requests, urllib3) versions the hooks' interpreter of ``node`` imports."""
+    proc = cluster.exec(node, ["env", "PYTHONNOUSERSITE=1", "PYTHONPATH=", "/opt/pbs/bin/pbs_python", "-c", VERSIONS],
+                        check=True)
+    return tuple(proc.stdout.split()[-2:])
+
+
+def audit_moms(cluster, tmp_path):
+    """The role's audit_mom entry point on every mom: {mom: (cray_atom_audit_mom, rows)}."""
+    playbook = tmp_path / "audit_mom.yml"
+    playbook.write_text(
+        "- hosts: pbs_mom\n  gather_facts: false\n  check_mode: true\n  tasks:\n"
+        "    - ansible.builtin.include_role:\n        name: hpc.pbs.cray_atom\n        tasks_from: audit_mom\n"
+        "    - ansible.builtin.debug:\n"
+        "        msg: \"AUDIT {{ {'mom': cray_atom_audit_mom, 'rows': cray_atom_audit_mom_rows} | to_json }}\"\n")
+    rc, output, recap = play(cluster, str(playbook), {})
+    assert rc == 0 and all(r["changed"] == 0 and r["failed"] == 0 for r in recap.values()), output[-3000:]
+    found = {}
+    for line in output.splitlines():
+        match = re.match(r'^\s*"msg": "AUDIT (.*)"$', line)
+        if match:
+            result = json.loads(json.loads('"%s"' % match.group(1)))
+            found[result["mom"]["host"]] = (result["mom"], result["rows"])
+    return found
+
+
+def test_a_pair_that_imports_but_cannot_request_is_refused_before_the_server_changes(cluster, wheels, tmp_path):
+    good_requests, urllib3 = versions(cluster, GOOD)
+    break_pair(cluster, BROKEN, wheels)
+    assert versions(cluster, BROKEN) == ("2.32.3", urllib3)
+    assert versions(cluster, GOOD) == (good_requests, urllib3)  # the other node keeps its own
+
+    rc, output, recap = play(cluster, "playbooks/cray_atom.yml", VARIABLES)
+    assert rc != 0
+    message = failures(output)[BROKEN]
+    assert message == (
+        "cray_atom on mom2: /opt/pbs/bin/pbs_python, the Python of PBS hooks, imports requests 2.32.3, "
+        "requests_unixsocket 0.3.0, urllib3 %s, but this pair cannot make the ATOM hook's request over a UNIX "
+        "socket (GET http+unix://<socket>/rm/v1/jobs/probe with requests_unixsocket.Session, to a server the "
+        "check ran itself): %s. Every registration of a job with ATOM would fail and offline the node. "
+        "Install requests-unixsocket 0.4 or later, or requests-unixsocket2 (it provides the same "
+        "requests_unixsocket module), for that interpreter; with requests-unixsocket 0.3.0 only requests before "
+        "2.32 with urllib3 before 2 work. Then run the role again. Nothing was installed or enabled on the PBS "
+        "server." % (urllib3, ERROR))
+    assert set(failures(output)) == {BROKEN}
+    assert all(r["changed"] == 0 for r in recap.values()), recap
+    assert not site_hook_exists(cluster)
+
+    # The role's main entry point in one play: the server's part refuses by itself.
+    playbook = tmp_path / "main.yml"
+    playbook.write_text("- hosts: pbs_server:pbs_mom\n  gather_facts: false\n  roles:\n    - hpc.pbs.cray_atom\n")
+    rc, output, recap = play(cluster, str(playbook), VARIABLES)
+    assert rc != 0
+    assert failures(output)[SERVER] == (
+        "cray_atom: the hook was not installed or enabled on the server: the Python of PBS hooks on mom2 failed "
+        "the checks of this run (see that host's failure above); fix it there and run the role again.")
+    assert set(failures(output)) == {BROKEN, SERVER}
+    assert all(r["changed"] == 0 for r in recap.values()), recap
+    assert not site_hook_exists(cluster)
+
+
+def test_the_hook_itself_fails_on_that_mom(cluster):
+    # Installed without mom2's check (it is left out of the run): the ATOM hook on mom2 fails
+    # its registration with the same error and PBS offlines the node.
+    rc, output, _unused = play(cluster, "playbooks/cray_atom.yml", VARIABLES, limit="%s,%s" % (SERVER, GOOD))
+    assert rc == 0, output[-3000:]
+    assert site_hook_exists(cluster)
+    jobid = cluster.exec(SERVER, ["qsub", "-l", "select=2:ncpus=1", "-l", "place=scatter"], user="pbsuser",
+                         input="sleep 2\n", check=True).stdout.strip()
+    try:
+        rjs_demo.wait_for(lambda: "state = offline" in cluster.exec(SERVER, ["pbsnodes", BROKEN]).stdout, 60,
+                          "mom2 offlined by the hook")
+        assert OFFLINE_COMMENT in cluster.exec(SERVER, ["pbsnodes", BROKEN]).stdout
+        log = cluster.exec(BROKEN, ["sh", "-c", "cat /var/spool/pbs/mom_logs/*"]).stdout
+        assert "Not supported URL scheme http+unix" in log
+    finally:
+        cluster.exec(SERVER, ["qdel", jobid])
+        cluster.exec(SERVER, ["qmgr", "-c", "delete hook cray_atom"], check=True)
+        cluster.exec(SERVER, ["pbsnodes", "-r", BROKEN], check=True)
+
+
+def test_the_audit_entry_point_names_the_mom_and_its_versions(cluster, tmp_path):
+    _good_requests, urllib3 = versions(cluster, GOOD)
+    found = audit_moms(cluster, tmp_path)
+    assert found[GOOD][0]["ok"] is True and found[GOOD][1] == []
+    mom, rows = found[BROKEN]
+    assert mom["ok"] is False and mom["interpreter"] == "/opt/pbs/bin/pbs_python"
+    assert mom["versions"] == {"requests": "2.32.3", "requests_unixsocket": "0.3.0", "urllib3": urllib3}
+    assert mom["error"] == ERROR
+    assert rows == [{"host": BROKEN, "object": "hook python", "item": "ATOM request", "desired": "works",
+                     "actual": "fails: %s (requests 2.32.3, requests_unixsocket 0.3.0, urllib3 %s)" % (ERROR, urllib3)}]
+
+
+def test_with_the_pair_restored_the_audit_is_clean_and_the_role_goes_through(cluster, tmp_path):
+    restore_pair(cluster, BROKEN)
+    assert versions(cluster, BROKEN) == versions(cluster, GOOD)
+    found = audit_moms(cluster, tmp_path)
+    assert {mom: (result["ok"], rows) for mom, (result, rows) in found.items()} == {GOOD: (True, []),
+                                                                                    BROKEN: (True, [])}
+    rc, output, recap = play(cluster, "playbooks/cray_atom.yml", VARIABLES)
+    assert rc == 0, output[-3000:]
+    assert recap[SERVER]["changed"] > 0 and all(r["failed"] == 0 for r in recap.values()), recap
+    assert site_hook_exists(cluster)
