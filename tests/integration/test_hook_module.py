@@ -93,7 +93,9 @@ def test_hook_preflight(pbs_cluster, pbs_backend, env, tmp_path):
     live = [hook_task("good hook goes live", "good"), {"ansible.builtin.assert": {"that": [
         "good is changed", "good is not failed", "good.hook.enabled == 'true'",
         "good.preflight.compiled",
-        "good.preflight.loaded == %s" % (pbs_backend.startswith("openpbs"))],
+        "good.preflight.loaded == %s" % (pbs_backend.startswith("openpbs"))]
+        + (["good.preflight.events.queuejob.ran", "good.preflight.events.queuejob.accepted"]
+           if pbs_backend.startswith("openpbs") else ["good.preflight.events is not defined"]),
         "fail_msg": "{{ good | to_json }}"}}]
     rc, out, _unused = run_playbook(pbs_cluster, env, write_playbook(tmp_path, "live.yml", live), {})
     assert rc == 0, out
