@@ -98,4 +98,3 @@ def read_layout(path=None):
     found = classify(text)
     found.update(source=path, error=None)
     return found
-

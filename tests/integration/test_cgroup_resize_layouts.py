@@ -21,7 +21,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rjs_demo  # noqa: E402
 
 
-
 def _load_cgroup_layout():
     """The collection's cgroup_layout module (standard library only), from this checkout."""
     path = os.path.join(rjs_demo.REPO, "plugins", "module_utils", "cgroup_layout.py")

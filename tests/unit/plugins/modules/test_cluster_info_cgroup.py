@@ -22,8 +22,10 @@ def run(install):
                       check_mode=True)
 
 
-@pytest.mark.parametrize("text, layout, cgroup2", [(V2, "v2", "/sys/fs/cgroup"),
-                                                    (HYBRID, "hybrid", "/sys/fs/cgroup/unified")])
+@pytest.mark.parametrize("text, layout, cgroup2", [
+    (V2, "v2", "/sys/fs/cgroup"),
+    (HYBRID, "hybrid", "/sys/fs/cgroup/unified"),
+])
 def test_mom_facts_carry_the_layout_of_the_mountinfo_read(mom_home, tmp_path, monkeypatch, text, layout, cgroup2):
     mountinfo = tmp_path / "mountinfo"
     mountinfo.write_text(text)
