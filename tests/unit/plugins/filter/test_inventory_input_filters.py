@@ -1,0 +1,138 @@
+"""Filters of the inventory's checks (playbooks/tasks/inventory_checks.yml):
+hpc.pbs.host_value_problems, bool_problem, node_name_problem, writable_path_problem."""
+import os
+
+import pytest
+from ansible.module_utils.parsing.convert_bool import BOOLEANS_FALSE, BOOLEANS_TRUE
+
+from ansible_collections.hpc.pbs.plugins.filter import (bool_problem, host_value_problems,
+                                                        node_name_problem, writable_path_problem)
+from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import object_name_problem
+
+HOSTS = ["srv", "mom1", "mom2"]
+
+
+# ------------------------------------------------------------------ host_value_problems
+
+def problems(hostvars, names=("order",), every_host=False):
+    return host_value_problems.host_value_problems(HOSTS, hostvars, list(names), "srv", "on srv only", every_host)
+
+
+def test_a_value_for_every_host_gives_nothing():
+    assert problems({h: {"order": 5} for h in HOSTS}) == []
+    assert problems({h: {"order": {"b": 1, "a": [2]}} for h in HOSTS}, every_host=True) == []
+
+
+def test_a_value_given_to_one_mom_only_is_named_with_both_values():
+    found = problems({"srv": {}, "mom1": {}, "mom2": {"order": 5}})
+    assert found == ["order is 5 for mom2, but this playbook reads it on srv only, where it is not set "
+                     "(the default applies): the value given for mom2 would not be used; accepted: the same "
+                     "value for every host (group all, or -e), or a value set only for srv"]
+
+
+def test_a_different_value_on_a_mom_is_named():
+    found = problems({"srv": {"order": 1}, "mom1": {"order": 1}, "mom2": {"order": "1"}})
+    assert len(found) == 1 and 'order is "1" for mom2' in found[0] and "where it is 1:" in found[0]
+
+
+def test_a_value_for_the_reader_alone_is_accepted_unless_every_host_needs_it():
+    hostvars = {"srv": {"order": 5}, "mom1": {}, "mom2": {}}
+    assert problems(hostvars) == []
+    found = problems(hostvars, every_host=True)
+    assert [p.split(",")[0] for p in found] == ["order is not set for mom1", "order is not set for mom2"]
+    assert "the value (not set) for mom1 would not be used" in found[0]
+    assert "or a value set only for" not in found[0]
+
+
+def test_dicts_compare_by_content_and_names_keep_their_order():
+    hostvars = {"srv": {"a": {"x": 1, "y": 2}, "b": 1}, "mom1": {"a": {"y": 2, "x": 1}, "b": 2}, "mom2": {}}
+    found = problems(hostvars, names=("b", "a"))
+    assert len(found) == 1 and found[0].startswith("b is 2 for mom1")
+
+
+# ------------------------------------------------------------------ bool_problem
+
+@pytest.mark.parametrize("value", sorted(BOOLEANS_TRUE | BOOLEANS_FALSE, key=repr)
+                         + ["YES", "Off", " true ", "T", "N", True, False])
+def test_what_ansible_strict_boolean_accepts_is_accepted(value):
+    assert bool_problem.bool_problem(value) == ""
+
+
+@pytest.mark.parametrize("value, shown", [
+    ("yes please", "'yes please'"), ("enabled", "'enabled'"), ("2", "'2'"), ("", "''"),
+    (2, "2"), (None, "None"), ([True], "[True]"), ({"a": 1}, "{'a': 1}"),
+])
+def test_other_values_are_refused_naming_them_and_what_is_accepted(value, shown):
+    assert bool_problem.bool_problem(value) == (
+        "%s is not a boolean; accepted: true/false, yes/no, on/off, y/n, t/f or 1/0 (any case)" % shown)
+
+
+# ------------------------------------------------------------------ node_name_problem
+
+@pytest.mark.parametrize("name", ["mom1", "node001", "10.0.0.5", "n_1.cluster-a", "vn[0]"])
+def test_node_names_qmgr_takes_are_accepted(name):
+    assert node_name_problem.node_name_problem(name) == ""
+
+
+@pytest.mark.parametrize("name, words", [
+    ("mom2,mom1", ["'mom2,mom1'", "a comma"]),
+    ("-mom1", ["'-mom1'", "a character qmgr does not take"]),
+    ("mom 1", ["white space"]),
+    ("mom1\nset server scheduling = False", ["newline"]),
+    ("", ["nothing"]),
+    ("m" * 256, ["256 characters"]),
+    (7, ["not a string"]),
+])
+def test_other_node_names_are_refused_with_the_qmgr_rule(name, words):
+    problem = node_name_problem.node_name_problem(name)
+    assert problem == object_name_problem("node", name)
+    for word in words + ["accepted: a letter or digit"] if isinstance(name, str) else words:
+        assert word in problem, (name, problem)
+
+
+# ------------------------------------------------------------------ writable_path_problem
+
+def test_a_new_or_existing_file_in_a_writable_directory_is_accepted(tmp_path):
+    assert writable_path_problem.writable_path_problem(str(tmp_path / "report.json")) == ""
+    (tmp_path / "old.json").write_text("[]")
+    assert writable_path_problem.writable_path_problem(str(tmp_path / "old.json")) == ""
+
+
+def test_a_relative_path_is_taken_from_the_current_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert writable_path_problem.writable_path_problem("report.json") == ""
+    assert "the directory %s does not exist" % (tmp_path / "missing") in (
+        writable_path_problem.writable_path_problem("missing/report.json"))
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda d: str(d / "nosuch" / "r.json"), ["the directory", "nosuch does not exist"]),
+    (lambda d: str(d), ["is a directory"]),
+    (lambda d: os.symlink("/nonexistent", str(d / "link")) or str(d / "link"), ["is not a regular file"]),
+    (lambda d: (d / "fifo").is_dir() or os.mkfifo(str(d / "fifo")) or str(d / "fifo"), ["is not a regular file"]),
+    (lambda d: "", ["is not a file path"]),
+    (lambda d: None, ["is not a file path"]),
+    (lambda d: "a\0b", ["NUL"]),
+])
+def test_paths_that_cannot_be_written_are_refused_saying_why(tmp_path, make, words):
+    problem = writable_path_problem.writable_path_problem(make(tmp_path))
+    assert problem.endswith("accepted: a file path whose directory exists and is writable on the controller"), problem
+    for word in words:
+        assert word in problem, problem
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write any directory")
+def test_a_directory_this_user_cannot_write_is_refused(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        assert "is not writable by this user" in writable_path_problem.writable_path_problem(str(locked / "r.json"))
+    finally:
+        locked.chmod(0o700)
+
+
+def test_the_filters_are_registered_under_their_names():
+    for module, name in ((host_value_problems, "host_value_problems"), (bool_problem, "bool_problem"),
+                         (node_name_problem, "node_name_problem"), (writable_path_problem, "writable_path_problem")):
+        assert name in module.FilterModule().filters()
