@@ -161,3 +161,17 @@ def test_auto_with_an_enabled_cgroup_hook_uses_the_bundled_hook_only_where_no_mo
     assert "execjob_resize" in bundled and "enabled = true" in bundled, listing
     site = listing.split("Hook %s\n" % SITE_HOOK)[1].split("\nHook ")[0]
     assert "event = execjob_begin\n" in site and "execjob_resize" not in site, listing
+
+
+def test_a_cgroup_hook_whose_body_knows_cgroup2_is_used_on_v2_moms(cluster):
+    """The probe wins over the version table: a body mentioning cgroup2 manages v2 moms."""
+    body = "import pbs\\n# handles cgroup2 (unified) mounts too\\npbs.event().accept()\\n"
+    cluster.exec(SERVER, ["sh", "-c", "printf '%s' > /tmp/v2.py && qmgr -c 'import hook %s application/x-python "
+                          "default /tmp/v2.py'" % (body, SITE_HOOK)], check=True)
+    rc, output = run_role(cluster, "cgroup_resize_hook_source=pbs_cgroups",
+                          "cgroup_resize_pbs_cgroups_hook_name=" + SITE_HOOK)
+    assert rc == 0, output[-3000:]
+    listing = hooks_listing(cluster)
+    site = listing.split("Hook %s\n" % SITE_HOOK)[1].split("\nHook ")[0]
+    assert "execjob_resize" in site, listing
+    assert "Hook cgroup_resize\n" not in listing  # the bundled hook left from the previous test is removed
