@@ -17,9 +17,9 @@ description:
     of ansible-playbook.
   - >-
     Accepted - a path whose directory exists and may be written and entered by this user
-    (the file is written to a temporary file of that directory, then renamed), and which
-    is not itself a directory; when the file exists it must be a regular file this user
-    may write.
+    (the file is written to a temporary file of that directory, then renamed; a temporary
+    file is made and removed there to be sure), and which is not itself a directory; when
+    the file exists it must be a regular file this user may write.
   - The playbooks of this collection check their report paths with it before anything is read or changed.
 positional: _input
 options:
@@ -43,6 +43,7 @@ _value:
 """
 
 import os
+import tempfile
 
 ACCEPTED = "a file path whose directory exists and is writable on the controller"
 
@@ -62,6 +63,12 @@ def writable_path_problem(path):
     if not os.access(directory, os.W_OK | os.X_OK):
         # The report is written through a temporary file of that directory, renamed.
         return "the directory %s is not writable by this user; accepted: %s" % (directory, ACCEPTED)
+    try:  # what the permission bits do not show: a read-only file system, /proc
+        handle, probe = tempfile.mkstemp(dir=directory, prefix=".hpc-pbs-write-check-")
+    except OSError as exc:
+        return "the directory %s cannot be written (%s); accepted: %s" % (directory, exc.strerror, ACCEPTED)
+    os.close(handle)
+    os.unlink(probe)
     if os.path.lexists(full) and not os.path.isfile(full):
         return "%s exists and is not a regular file; accepted: %s" % (full, ACCEPTED)
     if os.path.exists(full) and not os.access(full, os.W_OK):

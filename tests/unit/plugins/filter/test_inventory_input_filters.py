@@ -121,6 +121,17 @@ def test_paths_that_cannot_be_written_are_refused_saying_why(tmp_path, make, wor
         assert word in problem, problem
 
 
+def test_a_directory_no_file_can_be_made_in_is_refused_whoever_runs():
+    """/proc: its permission bits let root write, the kernel does not."""
+    problem = writable_path_problem.writable_path_problem("/proc/hpc-pbs-report.json")
+    assert problem.startswith("the directory /proc cannot be written ("), problem
+
+
+def test_the_check_leaves_no_file_behind(tmp_path):
+    assert writable_path_problem.writable_path_problem(str(tmp_path / "r.json")) == ""
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root may write any directory")
 def test_a_directory_this_user_cannot_write_is_refused(tmp_path):
     locked = tmp_path / "locked"
