@@ -20,8 +20,11 @@ then the pair restored: the audit is clean and the role goes through.
 import json
 import os
 import re
+import shutil
+import socket
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -37,6 +40,8 @@ MOMS = (GOOD, BROKEN)
 PYTHON = sys.executable
 BROKEN_PINS = ["requests==2.32.3", "requests-unixsocket==0.3.0"]
 WHEEL_CACHE = os.path.join(os.path.expanduser("~"), ".cache", "hpc-pbs", "wheels", "atom-broken-pair")
+ROLE_PINS = ["requests==2.34.2", "requests-unixsocket==0.4.1"]  # the role's cray_atom_pip_packages
+ROLE_PINS_CACHE = os.path.join(os.path.expanduser("~"), ".cache", "hpc-pbs", "wheels", "atom-role-pins")
 ORIGINAL_VIEW = "/root/atom-original-site"
 BROKEN_SITE = "/root/atom-broken-site"
 ERROR = "InvalidURL: Not supported URL scheme http+unix"
@@ -53,18 +58,23 @@ WHERE_REQUESTS = ("import os, site, sys\n"
 VERSIONS = WHERE_REQUESTS.rsplit("print(", 1)[0] + "import urllib3\nprint(requests.__version__, urllib3.__version__)\n"
 
 
+def cached_wheels(directory, pins):
+    """``directory`` holding the wheels of ``pins`` (downloaded from PyPI the first time)."""
+    os.makedirs(directory, exist_ok=True)
+    names = sorted(os.listdir(directory))
+    wanted = [pin.replace("-", "_").replace("==", "-") + "-" for pin in pins]
+    if not all(any(name.startswith(prefix) for name in names) for prefix in wanted):
+        proc = subprocess.run([PYTHON, "-m", "pip", "download", "--disable-pip-version-check", "--no-deps",
+                               "--only-binary=:all:", "-d", directory] + pins,
+                              capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, "pip download of %s (PyPI needed once): %s" % (pins, proc.stderr[-2000:])
+    return directory
+
+
 @pytest.fixture(scope="module")
 def wheels():
-    """The directory with the wheels of the broken pair (downloaded once)."""
-    os.makedirs(WHEEL_CACHE, exist_ok=True)
-    names = sorted(os.listdir(WHEEL_CACHE))
-    if not (any(n.startswith("requests-2.32.3-") for n in names)
-            and any(n.startswith("requests_unixsocket-0.3.0-") for n in names)):
-        proc = subprocess.run([PYTHON, "-m", "pip", "download", "--disable-pip-version-check", "--no-deps",
-                               "--only-binary=:all:", "-d", WHEEL_CACHE] + BROKEN_PINS,
-                              capture_output=True, text=True, check=False)
-        assert proc.returncode == 0, "pip download of %s (PyPI needed once): %s" % (BROKEN_PINS, proc.stderr[-2000:])
-    return WHEEL_CACHE
+    """The directory with the wheels of the broken pair."""
+    return cached_wheels(WHEEL_CACHE, BROKEN_PINS)
 
 
 @pytest.fixture(scope="module")
@@ -86,17 +96,21 @@ def hooks_site_dir(cluster, node):
     return proc.stdout.strip().splitlines()[-1]
 
 
-def break_pair(cluster, node, wheel_dir):
-    """Give ``node``'s hooks' interpreter requests 2.32.3 + requests-unixsocket 0.3.0 in place
-    of its own pair, in that node only. Returns the directory replaced."""
+def break_pair(cluster, node, wheel_dir=None):
+    """Give ``node``'s hooks' interpreter requests 2.32.3 + requests-unixsocket 0.3.0 from
+    ``wheel_dir`` in place of its own pair (None: no requests / requests_unixsocket at all),
+    in that node only. Returns the directory replaced."""
     site_dir = hooks_site_dir(cluster, node)
     root = node_root(cluster, node)
     broken = os.path.join(root, os.path.basename(BROKEN_SITE))
+    shutil.rmtree(broken, ignore_errors=True)
+    os.makedirs(broken)
     os.makedirs(os.path.join(root, os.path.basename(ORIGINAL_VIEW)), exist_ok=True)
-    proc = subprocess.run([PYTHON, "-m", "pip", "install", "--disable-pip-version-check", "--no-deps", "--no-index",
-                           "--find-links", wheel_dir, "--target", broken] + BROKEN_PINS,
-                          capture_output=True, text=True, check=False)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    if wheel_dir:
+        proc = subprocess.run([PYTHON, "-m", "pip", "install", "--disable-pip-version-check", "--no-deps",
+                               "--no-index", "--find-links", wheel_dir, "--target", broken] + BROKEN_PINS,
+                              capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, proc.stderr[-2000:]
     own = set(os.listdir(broken))
     # The host sees the same directory at the same path (/usr and the checkout are shared).
     for entry in os.listdir(site_dir):
@@ -105,17 +119,19 @@ def break_pair(cluster, node, wheel_dir):
         if entry not in own:
             os.symlink(os.path.join(ORIGINAL_VIEW, entry), os.path.join(broken, entry))
     cluster.exec(node, ["mount", "--bind", site_dir, ORIGINAL_VIEW], check=True)
+    # Read-only: nothing run in the node may change the shared original through the links.
+    cluster.exec(node, ["mount", "-o", "remount,bind,ro", ORIGINAL_VIEW], check=True)
     cluster.exec(node, ["mount", "--bind", BROKEN_SITE, site_dir], check=True)
     REPLACED[node] = site_dir
     return site_dir
 
 
 def restore_pair(cluster, node):
-    """Undo :func:`break_pair` on ``node`` (nothing when it was not done)."""
+    """Undo :func:`break_pair` on ``node`` (what is still mounted of it)."""
     site_dir = REPLACED.pop(node, None)
-    if site_dir:
-        cluster.exec(node, ["umount", site_dir], check=True)
-        cluster.exec(node, ["umount", ORIGINAL_VIEW], check=True)
+    for target in ([site_dir] if site_dir else []) + [ORIGINAL_VIEW]:
+        if cluster.exec(node, ["mountpoint", "-q", target]).returncode == 0:
+            cluster.exec(node, ["umount", target], check=True)
 
 
 def play(cluster, playbook, variables, limit=None):
@@ -244,3 +260,171 @@ def test_with_the_pair_restored_the_audit_is_clean_and_the_role_goes_through(clu
     assert rc == 0, output[-3000:]
     assert recap[SERVER]["changed"] > 0 and all(r["failed"] == 0 for r in recap.values()), recap
     assert site_hook_exists(cluster)
+
+
+# --- The distribution packages per OS family (the mom made to look like RHEL 9 or SLES 15). ---
+
+OS_RELEASE = {
+    "RedHat": ('NAME="Red Hat Enterprise Linux"\nVERSION="9.4 (Plow)"\nID="rhel"\nID_LIKE="fedora"\n'
+               'VERSION_ID="9.4"\nPRETTY_NAME="Red Hat Enterprise Linux 9.4 (Plow)"\n',
+               {"redhat-release": "Red Hat Enterprise Linux release 9.4 (Plow)\n"}),
+    "Suse": ('NAME="SLES"\nVERSION="15-SP5"\nVERSION_ID="15.5"\nPRETTY_NAME="SUSE Linux Enterprise Server 15 SP5"\n'
+             'ID="sles"\nID_LIKE="suse"\n', {}),
+}
+PACKAGE_MANAGER_LOG = "/root/package-manager.log"
+FAKE_SBIN = "/root/fake-sbin"
+# A stand-in dnf / zypper: records its argv, then "installs" the modules by giving the hooks'
+# interpreter its own site-packages back (what the real packages would provide).
+FAKE_PACKAGE_MANAGER = """#!/bin/sh
+echo "$(basename "$0") $*" >> %(log)s
+umount %(site)s && umount %(view)s
+"""
+
+
+@pytest.fixture
+def looks_like(cluster):
+    """``looks_like(family)``: mom1's /etc says RHEL 9 or SLES 15 (its own /etc: nothing else
+    sees it), and dnf and zypper on its PATH are stand-ins; undone afterwards."""
+    etc = os.path.join(cluster.workdir, "nodes", GOOD, "etc")
+    saved = os.path.join(cluster.workdir, "etc-saved")
+    os.makedirs(saved, exist_ok=True)
+    moved = []
+
+    def make(family):
+        site_dir = break_pair(cluster, GOOD)
+        os_release, extra = OS_RELEASE[family]
+        for name in ("os-release", "debian_version"):
+            if os.path.lexists(os.path.join(etc, name)):
+                shutil.move(os.path.join(etc, name), os.path.join(saved, name))
+                moved.append(name)
+        with open(os.path.join(etc, "os-release"), "w") as handle:
+            handle.write(os_release)
+        for name, text in extra.items():
+            with open(os.path.join(etc, name), "w") as handle:
+                handle.write(text)
+        fake = os.path.join(node_root(cluster, GOOD), os.path.basename(FAKE_SBIN))
+        os.makedirs(fake, exist_ok=True)
+        for tool in ("dnf", "zypper"):
+            with open(os.path.join(fake, tool), "w") as handle:
+                handle.write(FAKE_PACKAGE_MANAGER % {"log": PACKAGE_MANAGER_LOG, "site": site_dir, "view": ORIGINAL_VIEW})
+            os.chmod(os.path.join(fake, tool), 0o755)
+        cluster.exec(GOOD, ["mount", "--bind", FAKE_SBIN, "/usr/local/sbin"], check=True)
+        cluster.exec(GOOD, ["rm", "-f", PACKAGE_MANAGER_LOG], check=True)
+        return extra
+
+    made = []
+    yield lambda family: made.append(make(family))
+    cluster.exec(GOOD, ["umount", "/usr/local/sbin"])
+    restore_pair(cluster, GOOD)
+    for extra in made:
+        for name in extra:
+            os.unlink(os.path.join(etc, name))
+    os.unlink(os.path.join(etc, "os-release"))
+    for name in moved:
+        shutil.move(os.path.join(saved, name), os.path.join(etc, name))
+
+
+@pytest.mark.parametrize("family,argv", [
+    ("RedHat", "dnf install --assumeyes python3-requests python3-requests-unixsocket"),
+    ("Suse", "zypper --non-interactive install --no-recommends python3-requests python3-requests-unixsocket"),
+])
+def test_the_os_familys_packages_are_installed_with_its_package_manager(cluster, looks_like, family, argv):
+    looks_like(family)
+    assert "requests (" in json.dumps(audit_moms_result(cluster, GOOD)["missing"])
+    # auto takes the distribution's packages only for the distribution's own Python (pbs_python
+    # linked to /usr's on the real backend); the mock's interpreter is a venv: package says so.
+    method = "auto" if cluster.backend.startswith("openpbs") else "package"
+    rc, output, recap = play(cluster, "playbooks/cray_atom.yml", dict(VARIABLES, cray_atom_install_method=method),
+                             limit=GOOD)
+    assert rc == 0, output[-3000:]
+    assert recap[GOOD]["changed"] == 1 and recap[GOOD]["failed"] == 0, recap
+    assert cluster.exec(GOOD, ["cat", PACKAGE_MANAGER_LOG], check=True).stdout.splitlines() == [argv]
+    assert audit_moms_result(cluster, GOOD)["ok"] is True
+
+
+def audit_moms_result(cluster, node):
+    """cray_atom_audit_mom of ``node`` (the role's audit_mom entry point, limited to it)."""
+    playbook = os.path.join(cluster.workdir, "audit_one.yml")
+    with open(playbook, "w") as handle:
+        handle.write("- hosts: pbs_mom\n  gather_facts: false\n  check_mode: true\n  tasks:\n"
+                     "    - ansible.builtin.include_role:\n        name: hpc.pbs.cray_atom\n        tasks_from: audit_mom\n"
+                     "    - ansible.builtin.debug:\n        msg: \"AUDIT {{ cray_atom_audit_mom | to_json }}\"\n")
+    rc, output, _unused = play(cluster, playbook, {}, limit=node)
+    assert rc == 0, output[-3000:]
+    match = re.search(r'^\s*"msg": "AUDIT (.*)"$', output, re.M)
+    return json.loads(json.loads('"%s"' % match.group(1)))
+
+
+# --- pip from a wheel directory on the controller, with no index (air-gapped moms). ---
+
+def test_pip_installs_from_the_controllers_wheels_and_fetches_nothing(cluster):
+    if cluster.backend.startswith("openpbs"):
+        pytest.skip("pbs_python of the real backend is Debian's externally managed Python 3.11: pip may not "
+                    "install into it (the role refuses; unit-tested), so the offline pip path runs on the mock, "
+                    "whose hooks' Python is a venv")
+    wheel_dir = cached_wheels(ROLE_PINS_CACHE, ROLE_PINS)
+    site_dir = break_pair(cluster, GOOD)  # no requests at all for mom1's hooks' Python
+    # mom1's own pip.conf names an index that counts who connects and answers nobody: pip may
+    # only use the wheels (the mock's nodes share the host's loopback).
+    index = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    index.bind((os.environ.get("HPC_PBS_CLUSTER_NET", "127.0.1").rstrip(".") + ".250", 0))
+    index.listen(8)
+    index.settimeout(0.2)
+    connections = []
+
+    def count():
+        while not stop.is_set():
+            try:
+                connections.append(index.accept()[0].close())
+            except OSError:
+                pass
+    stop = threading.Event()
+    counter = threading.Thread(target=count, daemon=True)
+    counter.start()
+    pip_conf = os.path.join(cluster.workdir, "nodes", GOOD, "etc", "pip.conf")
+    with open(pip_conf, "w") as handle:
+        handle.write("[global]\nindex-url = http://%s:%d/simple\nretries = 0\ntimeout = 2\n" % index.getsockname())
+    try:
+        assert audit_moms_result(cluster, GOOD)["missing"] != []
+        rc, output, recap = play(cluster, "playbooks/cray_atom.yml",
+                                 dict(VARIABLES, cray_atom_pip_wheels_src=wheel_dir), limit=GOOD)
+        assert rc == 0, output[-3000:]
+        assert recap[GOOD]["failed"] == 0 and recap[GOOD]["changed"] >= 1, recap
+        result = audit_moms_result(cluster, GOOD)
+        assert result["ok"] is True
+        assert result["versions"]["requests"] == "2.34.2" and result["versions"]["requests_unixsocket"] == "0.4.1"
+        # Into the hooks' interpreter's own site-packages (here mom1's private one), and the
+        # copied wheels are gone from the mom.
+        installed = os.listdir(os.path.join(node_root(cluster, GOOD), os.path.basename(BROKEN_SITE)))
+        assert "requests-2.34.2.dist-info" in installed and "requests_unixsocket-0.4.1.dist-info" in installed
+        assert cluster.exec(GOOD, ["sh", "-c", "ls -d /tmp/cray_atom_wheels.* 2>/dev/null"]).stdout == ""
+        assert connections == []
+    finally:
+        stop.set()
+        counter.join()
+        index.close()
+        os.unlink(pip_conf)
+        restore_pair(cluster, GOOD)
+    assert hooks_site_dir(cluster, GOOD) == site_dir
+
+
+def test_without_a_wheel_source_the_failure_names_the_offline_variables(cluster):
+    if cluster.backend.startswith("openpbs"):
+        pytest.skip("as above: pip may not install into the real backend's externally managed pbs_python")
+    break_pair(cluster, GOOD)
+    pip_conf = os.path.join(cluster.workdir, "nodes", GOOD, "etc", "pip.conf")
+    with open(pip_conf, "w") as handle:
+        handle.write("[global]\nindex-url = http://127.0.0.1:9/simple\nretries = 0\ntimeout = 2\n")
+    try:
+        rc, output, _unused = play(cluster, "playbooks/cray_atom.yml", VARIABLES, limit=GOOD)
+        assert rc != 0
+        message = failures(output)[GOOD]
+        assert "and installing requests==2.34.2 requests-unixsocket==0.4.1 with " in message
+        assert message.endswith(
+            "pip used its own configuration (pip.conf, else PyPI): on nodes without that index give it the wheels "
+            "with cray_atom_pip_wheels_src (a directory of wheels on the controller, copied to each mom), "
+            "cray_atom_pip_find_links (a directory or page of wheels the moms can read) or cray_atom_pip_index_url "
+            "(the index of the site).")
+    finally:
+        os.unlink(pip_conf)
+        restore_pair(cluster, GOOD)
