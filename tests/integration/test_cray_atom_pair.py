@@ -16,6 +16,12 @@ The wheels are downloaded from PyPI once (``pip download --only-binary=:all: --n
 The tests run in order on one cluster: the refusal (playbook and role entry point), the real
 hook failing the same way on that mom (what makes the refusal right), the per-mom audit result,
 then the pair restored: the audit is clean and the role goes through.
+
+Then how missing modules get installed, on mom1 with no requests at all for its hooks' Python:
+the distribution packages of its OS family (its own /etc made to say RHEL 9 or SLES 15, dnf
+and zypper stand-ins on its PATH that record their command line), and pip from a wheel
+directory on the controller with an index that must see no connection (mock only: the real
+backend's pbs_python is Debian's externally managed Python).
 """
 import json
 import os
