@@ -62,10 +62,9 @@ def refused_task(register, **args):
 
 def playbook(tmp_path, tasks):
     path = tmp_path / "preflight.yml"
+    registered = ", ".join("%r: %s" % (t["register"], t["register"]) for t in tasks)
     tasks = tasks + [{"name": "results", "ansible.builtin.copy": {
-        "dest": str(tmp_path / "results.json"),
-        "content": "{{ {%s} | to_json }}" % ", ".join("%r: %s" % (t["register"], t["register"])
-                                                        for t in tasks)},
+        "dest": str(tmp_path / "results.json"), "content": "{{ {%s} | to_json }}" % registered},
         "delegate_to": "localhost"}]
     path.write_text(json.dumps([{"hosts": SERVER, "gather_facts": False, "tasks": tasks}], indent=1))
     return str(path)

@@ -7,7 +7,6 @@ SystemExit, writes ``pbs.event().accept`` / ``reject_msg`` to ``-o``), and, wher
 exists (marker ``real_pbs``), the real ``pbs_python --hook`` of OpenPBS 23.06.06 and 22.05.11
 (``tests/openpbs/build --where [--version]``) running the bundled hooks of files/hooks.
 """
-import json
 import os
 import subprocess
 import sys
