@@ -515,6 +515,11 @@ def on_begin(event, hierarchy, config, local_host):
     jobid = event.job.id
     name = hook_name(event)
     assignment = local_assignment(event, local_host)
+    if not assignment["vnodes"]:
+        # PBS runs execjob_begin only on the job's moms; elsewhere (a preflight run of the
+        # event on the server host) the hook makes no cgroup at all, not even the prefix.
+        pbs.logjobmsg(jobid, "%s: job has no vnode on %s, no cgroup made" % (name, local_host))
+        return
     hierarchy.ensure_prefix()
     cpus = []
     if assignment["ncpus"] > 0:

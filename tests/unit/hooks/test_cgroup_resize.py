@@ -142,6 +142,14 @@ def test_begin_sums_the_vnodes_of_a_multi_vnode_host_and_ignores_other_hosts(tre
     assert tree.memory_limit(job["id"]) == 3 * GB
 
 
+def test_begin_on_a_host_without_vnodes_of_the_job_makes_no_cgroup_at_all(tree):
+    job = padded_job(hosts=("n1", "n2"))
+    result = run(tree, "execjob_begin", job, "pbs-server")
+    assert result.accepted, result.reject_message
+    assert not (tree.root / "pbs_jobs").exists() and not (tree.root / "cpuset" / "pbs_jobs").exists()
+    assert any("job has no vnode on pbs-server, no cgroup made" in line for line in result.log)
+
+
 def test_two_jobs_on_one_host_get_disjoint_cpus_and_a_third_that_does_not_fit_is_rejected(tree):
     first, second, third = (padded_job("%d.pbs-server" % i, ncpus=n) for i, n in ((1, 3), (2, 4), (3, 2)))
     assert run(tree, "execjob_begin", first, "n1").accepted
