@@ -83,6 +83,8 @@ CASES = [
     ("audit-report-directory-missing", "audit.yml", {"audit_report_path": "/nonexistent/pbs/audit.json"}, {}, {},
      ["audit_report_path cannot be written on the controller: the directory /nonexistent/pbs does not exist",
       "accepted: a file path whose directory exists and is writable on the controller"]),
+    ("audit-report-directory-not-writable", "audit.yml", {"audit_report_path": "/proc/pbs-audit.json"}, {}, {},
+     ["audit_report_path cannot be written on the controller: the directory /proc cannot be written ("]),
     ("audit-report-path-is-a-directory", "audit.yml", {}, {}, {"audit_report_path": "/tmp"},
      ["audit_report_path cannot be written on the controller: /tmp is a directory"]),
     ("audit-report-path-set-on-the-server", "audit.yml", {}, {SERVER: {"audit_report_path": "/tmp/pbs-audit.json"}}, {},
