@@ -10,6 +10,7 @@ from ansible.module_utils.common.text.converters import to_bytes
 from ansible_collections.hpc.pbs.plugins.module_utils.hook_plan import (
     HOOK_ATTRIBUTE_OPTIONS, check_hook_task, check_json, config_text, hook_diffs, plan_present,
     preflight_body)
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks import body_problem
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
     OBJECT_TYPES, Qmgr, QmgrError)
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr_plan import (
@@ -36,7 +37,9 @@ def hook_plan(module, paths, qmgr, params):
     """The plan of one hook task ``params`` (HOOK_PLAN_OPTIONS): ``object`` ("hook NAME" or
     "pbshook NAME"), ``failed`` (and ``msg`` when true), ``changed``, ``commands``, ``diff``
     (as hpc.pbs.hook --diff: the attributes, then each file that would change) and, when a
-    body that would go live was checked, ``preflight``."""
+    body that would go live was checked, ``preflight``. A body hpc.pbs.hook refuses before
+    anything runs (:func:`hooks.body_problem`: over 100 MiB, not UTF-8) is a failed plan
+    naming the problem, made without reading the server."""
     params = dict(params, state="present")
     name = params["name"]
     kind = "pbshook" if params["type"] == "pbs" else "hook"
@@ -46,6 +49,11 @@ def hook_plan(module, paths, qmgr, params):
         body = params["body"]
         if body is not None:
             body = to_bytes(body, errors="surrogate_or_strict")
+            # The body checks of hpc.pbs.hook (size, UTF-8), before any qmgr call.
+            problem = body_problem("body", body)
+            if problem:
+                raise TaskRefused("%s. hpc.pbs.hook would refuse this body: hook %s would be "
+                                  "neither created nor touched." % (problem, name))
         config = config_text(params["config"])
         if config is not None:
             config = to_bytes(config, errors="surrogate_or_strict")
