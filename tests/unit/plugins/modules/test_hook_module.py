@@ -417,22 +417,33 @@ def test_import_time_error_is_refused_where_pbs_python_loads_hooks(pbs):
     assert not pbs.writes() and pbs.hook_file("h1", "PY") == BODY.encode()
 
 
-def test_a_good_body_is_loaded_with_its_event_and_new_config_then_goes_live(pbs):
+def test_a_good_body_is_loaded_with_its_event_and_new_config_then_goes_live(pbs, tmp_path):
+    """The body is loaded (module level) with the new config, its event code runs once at
+    its execjob_launch event (not at the load, not for periodic, which pbs_python's hook
+    mode cannot run) and does not raise; then the hook goes live."""
     install_pbs_python(pbs, FAKE_PBS_PYTHON)
+    marker = tmp_path / "event_code_ran"
     body = ("import json, pbs\n"
             "settings = json.load(open(pbs.hook_config_filename))\n"
             "assert settings == {'alpha': 1}, settings\n"
             "if __name__ == 'builtins':\n"
-            "    raise RuntimeError('event code must not run at the preflight')\n")
+            "    with open(%r, 'a') as handle:\n"
+            "        handle.write('event code ran with %%s\\n' %% json.dumps(settings))\n"
+            "    pbs.event().accept()\n" % str(marker))
     code, result = run(pbs, **new_hook_args(body=body, config={"alpha": 1},
                                             events=["periodic", "execjob_launch"]))
     assert code == 0, result
     assert result["preflight"]["loaded"] is True
     assert result["preflight"]["load_event"] == "execjob_launch"  # periodic has no input form
+    assert result["preflight"]["events"]["execjob_launch"] == {"ran": True, "accepted": True,
+                                                               "reject_message": ""}
+    assert result["preflight"]["events"]["periodic"]["ran"] is False
+    assert marker.read_text() == 'event code ran with {"alpha": 1}\n'   # once, with the new config
     assert pbs.objects[("hook", "h1")]["enabled"] == "true"
     code, result = run(pbs, name="h1", config={"alpha": 2})
     assert code == 1 and "AssertionError: {'alpha': 2}" in result["msg"]  # body checked with it
     assert json.loads(pbs.hook_file("h1", "CF")) == {"alpha": 1}
+    assert marker.read_text() == 'event code ran with {"alpha": 1}\n'   # refused at the load
 
 
 def test_pbs_python_without_hook_mode_compiles_only_and_says_so(pbs):
