@@ -107,7 +107,7 @@ def test_a_relative_path_is_taken_from_the_current_directory(tmp_path, monkeypat
 
 @pytest.mark.parametrize("make, words", [
     (lambda d: str(d / "nosuch" / "r.json"), ["the directory", "nosuch does not exist"]),
-    (lambda d: str(d), ["is a directory"]),
+    (str, ["is a directory"]),
     (lambda d: os.symlink("/nonexistent", str(d / "link")) or str(d / "link"), ["is not a regular file"]),
     (lambda d: (d / "fifo").is_dir() or os.mkfifo(str(d / "fifo")) or str(d / "fifo"), ["is not a regular file"]),
     (lambda d: "", ["is not a file path"]),
