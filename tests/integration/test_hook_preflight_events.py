@@ -3,12 +3,10 @@ ansible-playbook: before a body goes live, each of its events runs once in the s
 ``pbs_python --hook`` on a synthetic event.
 
 - The bundled hooks (reliable_job_startup, cray_atom, cgroup_resize from files/hooks, with
-  their default configs) pass it: on a real OpenPBS every event is run; the mock's
-  pbs_python (a plain Python: no hook mode) compiles them only.
+  their default configs) pass it: every event is run, on a real OpenPBS and on the mock
+  (whose pbs_python has the hook mode too: mockpbs.hookrun.pbs_python_hook_mode).
 - A body raising at its first queuejob event (``Resource_List["select"].nonexistent()``) is
-  refused and ``qmgr -c "list hook X"`` shows nothing created. The mock's pbs_python cannot
-  run an event, so there the test is a strict xfail (it turns red the day the mock gains
-  the hook mode).
+  refused and ``qmgr -c "list hook X"`` shows nothing created.
 - A body_src that is not UTF-8 and one over 100 MiB (a sparse file, refused from its size)
   are refused before any qmgr call, on every backend.
 
@@ -94,16 +92,13 @@ def results(pbs_cluster, tmp_path_factory):
         return json.load(handle), listed_hooks(pbs_cluster)
 
 
-def test_bundled_hooks_pass_the_event_preflight(results, pbs_backend):
+def test_bundled_hooks_pass_the_event_preflight(results):
     done, listing = results
     for hook, (source, events) in sorted(BUNDLED.items()):
         result = done[hook]
         assert not result.get("failed") and result["changed"], (source, result)
         preflight = result["preflight"]
         assert preflight["compiled"] is True
-        if pbs_backend == "mock":   # its pbs_python is a plain Python
-            assert preflight["loaded"] is False and "no hook mode" in preflight["not_loaded_because"]
-            continue
         assert preflight["loaded"] is True and sorted(preflight["events"]) == sorted(events), source
         assert all(outcome["ran"] for outcome in preflight["events"].values()), preflight
         if source != "cgroup_resize":   # may reject where the server host has no cgroup v1 of its own
@@ -122,11 +117,7 @@ def test_a_body_that_is_not_utf8_or_too_big_creates_nothing(results, pbs_cluster
     assert pbs_cluster.exec(SERVER, [QMGR, "-c", "list hook %s" % hook]).returncode != 0
 
 
-def test_a_body_raising_at_its_first_queuejob_creates_nothing(request, results, pbs_cluster, pbs_backend):
-    if pbs_backend == "mock":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "the mock's pbs_python has no hook mode (mockpbs.hookrun.pbs_python_main runs a plain "
-            "Python), so no event is run and the body goes live")))
+def test_a_body_raising_at_its_first_queuejob_creates_nothing(results, pbs_cluster):
     done, listing = results
     result = done["pf_raises"]
     assert result.get("failed") and not result["changed"], result

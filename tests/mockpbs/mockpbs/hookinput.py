@@ -15,6 +15,19 @@ _INPUT_EVENT_KEYS = ("type", "hook_name", "hook_type", "requestor", "requestor_h
 _INPUT_LISTS = ("failed_mom_list", "succeeded_mom_list")
 
 
+class UnknownInputLine(ValueError):
+    """A line the reader does not know; ``attribute``: the ``pbs.event().<name>`` it sets
+    (None for another object). pbs_python exits 2 on an unknown event attribute."""
+
+    def __init__(self, message, attribute=None):
+        ValueError.__init__(self, message)
+        self.attribute = attribute
+
+
+class UnknownEventType(ValueError):
+    """No or an unknown ``pbs.event().type`` (pbs_python ends with "Unexpected event")."""
+
+
 def _input_value(text):
     """A value as written; a triple-quoted one (env, Variable_List) loses its quotes."""
     if len(text) >= 6 and text.startswith('"""') and text.endswith('"""'):
@@ -34,8 +47,14 @@ def _comma_list(text):
 
 def read_pbs_python_input(text):
     """Parse a pbs_python hook input file into ``(event name, hook name, context)``, the
-    context as :func:`mockpbs.hookrun.run_hook` takes it. Raises ValueError for a line it
-    does not know (pbs_python exits 2 on those)."""
+    context as :func:`mockpbs.hookrun.run_hook` takes it (exechost_startup /
+    exechost_periodic: ``vnode_list`` from ``resources_available[...]`` lines and no job
+    lines; the hook sees no job there). Raises :class:`UnknownInputLine`
+    (a ValueError) for a line it does not know (pbs_python exits 2 on an unknown event
+    attribute) and :class:`UnknownEventType` (a ValueError) for no or an unknown type.
+
+    The reader is stricter than pbs_python, which ignores a line of an object other than
+    ``pbs.event()`` and ``pbs.get_local_nodename()`` it does not know."""
     fields, job, vnodes = {}, {}, {"vnode_list": {}, "vnode_list_fail": {}}
     argv, lists, hostname = {}, {name: [] for name in _INPUT_LISTS}, None
     for number, line in enumerate(text.splitlines(), 1):
@@ -66,7 +85,8 @@ def read_pbs_python_input(text):
             else:
                 vnode[attribute] = value
         else:
-            raise ValueError("line %d: unknown event attribute %r" % (number, key))
+            raise UnknownInputLine("line %d: unknown event attribute %r" % (number, key),
+                                   event_match.group(1) if event_match else None)
     return _input_context(fields, job, vnodes, argv, lists, hostname)
 
 
@@ -83,7 +103,7 @@ def _input_vnode(vnode):
 def _input_context(fields, job, vnodes, argv, lists, hostname):
     event = fields.get("type")
     if event not in hookdefs.EVENTS:
-        raise ValueError("no or unknown pbs.event().type %r" % (event,))
+        raise UnknownEventType("no or unknown pbs.event().type %r" % (event,))
     in_ms_mom = job.pop("_msmom", "False") == "True"
     for name in [n for n in job if n.startswith("_")]:
         del job[name]

@@ -4,8 +4,8 @@ pbs_python would have crashed and :func:`_outcome` reads what the hook changed."
 from mockpbs.pbs import _state
 from mockpbs.pbs._base_types import pbs_env
 from mockpbs.pbs._constants import (
-    EVENT_TYPES, EXECHOST_STARTUP, EXECJOB_ATTACH, EXECJOB_LAUNCH, EXECJOB_PROLOGUE, EXECJOB_RESIZE,
-    MOM_EVENTS)
+    EVENT_TYPES, EXECHOST_PERIODIC, EXECHOST_STARTUP, EXECJOB_ATTACH, EXECJOB_LAUNCH, EXECJOB_PROLOGUE,
+    EXECJOB_RESIZE, MOM_EVENTS)
 from mockpbs.pbs._state import _RunState
 from mockpbs.pbs._svr_types import _Event, _Job, _Vnode
 
@@ -22,12 +22,18 @@ def start_run(hook, event_name, context):
     if context.get("daemon") == "server":
         state.daemon_name = "Server@%s" % context.get("server", "")
     params = {}
-    if context.get("job") is not None:
+    # exechost_startup / exechost_periodic have no job (pbs.event().job raises
+    # EventIncompatibleError) but the local vnodes; exechost_periodic also a job_list (the
+    # jobs on the host: none here).
+    host_event = event_type in (EXECHOST_STARTUP, EXECHOST_PERIODIC)
+    if context.get("job") is not None and not host_event:
         params["job"] = _Job(context["job"], context.get("failed_mom_list"),
                              context.get("succeeded_mom_list"), context.get("in_ms_mom", False))
-    if event_type & MOM_EVENTS and event_type not in (EXECHOST_STARTUP,):
+    if event_type & MOM_EVENTS:
         params["vnode_list"] = {n: _Vnode(dict(v, name=v.get("name", n)))
                                 for n, v in (context.get("vnode_list") or {}).items()}
+    if event_type == EXECHOST_PERIODIC:
+        params["job_list"] = {}
     if event_type & (EXECJOB_PROLOGUE | EXECJOB_LAUNCH):
         params["vnode_list_fail"] = {n: _Vnode(dict(v, name=v.get("name", n)))
                                      for n, v in (context.get("vnode_list_fail") or {}).items()}
