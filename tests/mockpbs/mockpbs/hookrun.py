@@ -248,7 +248,10 @@ def _launch_change_lines(hook_name, context, params):
     progname, argv or env: ``<what> orig: ...`` then ``<what> new: ...``, whether the hook
     accepted or not."""
     lines = []
-    env_text = lambda env: ",".join("%s=%s" % pair for pair in env.items())  # noqa: E731
+
+    def env_text(env):
+        return ",".join("%s=%s" % pair for pair in env.items())
+
     pairs = (("progname", context.get("progname") or "", params.get("progname") or ""),
              ("argv", " ".join(context.get("argv") or []), " ".join(str(a) for a in params.get("argv") or [])),
              ("env", env_text(context.get("env") or {}), env_text(params.get("env") or {})))
