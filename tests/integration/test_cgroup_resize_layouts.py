@@ -121,6 +121,18 @@ def test_pbs_cgroups_given_explicitly_is_refused_naming_the_v2_moms_and_nothing_
     assert hooks_listing(cluster) == before
 
 
+def test_the_playbook_reads_each_mom_in_its_own_task_not_one_after_another_from_the_server(cluster):
+    """playbooks/cgroup_resize.yml has the moms in its play: each reads its own layout, all at
+    once, and the server's per-mom read (a loop delegated to each mom in turn) reads none."""
+    before = hooks_listing(cluster)
+    rc, output = ansible(cluster, "playbooks/cgroup_resize.yml", "cgroup_resize_hook_source=pbs_cgroups")
+    assert rc != 0 and "Nothing was changed." in output, output[-3000:]
+    read = output.split("TASK [hpc.pbs.cgroup_resize : Read this mom's cgroup layout]")[1].split("TASK [")[0]
+    assert "ok: [mom1]" in read and "ok: [mom2]" in read, output[-3000:]
+    assert "(item=mom" not in output, output[-3000:]
+    assert hooks_listing(cluster) == before
+
+
 def test_audit_prints_the_layout_of_each_mom(cluster):
     report = os.path.join(cluster.workdir, "audit.json")
     rc, output = ansible(cluster, "playbooks/audit.yml", "site_cgroup_resize=true", "audit_report_path=" + report)
