@@ -254,6 +254,13 @@ def test_the_audit_entry_point_names_the_mom_and_its_versions(cluster, tmp_path)
     assert mom["error"] == ERROR
     assert rows == [{"host": BROKEN, "object": "hook python", "item": "ATOM request", "desired": "works",
                      "actual": "fails: %s (requests 2.32.3, requests_unixsocket 0.3.0, urllib3 %s)" % (ERROR, urllib3)}]
+    # audit.yml reports that mom, and only it, in its table and its JSON.
+    report = tmp_path / "audit.json"
+    rc, out, _recap = play(cluster, os.path.join(rjs_demo.REPO, "playbooks", "audit.yml"),
+                           {"site_cray_atom": True, "audit_report_path": str(report)})
+    assert rc == 0, out[-3000:]
+    assert [row for row in json.loads(report.read_text()) if row["object"] == "hook python"] == rows, out[-3000:]
+    assert "%s hook python ATOM request" % BROKEN in re.sub(r" +", " ", out), out[-3000:]
 
 
 def test_with_the_pair_restored_the_audit_is_clean_and_the_role_goes_through(cluster, tmp_path):

@@ -1,9 +1,8 @@
 """hpc.pbs.hook preflight on the test cluster, on both backends, through ansible-playbook.
 
 A body with a syntax error is refused before anything is imported (the hook list, the live
-hook's body and its enabled state unchanged, qsub still works); where the server's
-pbs_python has its hook mode (real OpenPBS) a body failing at module level is refused
-too; a config breaking its schema is refused on the controller although the server's
+hook's body and its enabled state unchanged, qsub still works); a body failing at module
+level is refused too (the server's pbs_python hook mode, the mock's as OpenPBS's); a config breaking its schema is refused on the controller although the server's
 Python has no jsonschema; a good hook with a good config goes live and qsub runs through
 it. One cluster (one mom) and two ansible-playbook runs per backend.
 """
@@ -54,9 +53,8 @@ def refusal_cases(backend):
         (hook_task("schema on the controller", "schema", config={"tag": "Not Lower"}),
          "checked on the controller"),
     ]
-    if backend.startswith("openpbs"):   # the mock's pbs_python is a plain Python: compiles only
-        cases.append((hook_task("NameError at load", "name_error", body=NAME_ERROR_BODY),
-                      "NameError: name 'undefined_limit' is not defined"))
+    cases.append((hook_task("NameError at load", "name_error", body=NAME_ERROR_BODY),
+                  "NameError: name 'undefined_limit' is not defined"))
     return cases
 
 
@@ -92,10 +90,8 @@ def test_hook_preflight(pbs_cluster, pbs_backend, env, tmp_path):
 
     live = [hook_task("good hook goes live", "good"), {"ansible.builtin.assert": {"that": [
         "good is changed", "good is not failed", "good.hook.enabled == 'true'",
-        "good.preflight.compiled",
-        "good.preflight.loaded == %s" % (pbs_backend.startswith("openpbs"))]
-        + (["good.preflight.events.queuejob.ran", "good.preflight.events.queuejob.accepted"]
-           if pbs_backend.startswith("openpbs") else ["good.preflight.events is not defined"]),
+        "good.preflight.compiled", "good.preflight.loaded",
+        "good.preflight.events.queuejob.ran", "good.preflight.events.queuejob.accepted"],
         "fail_msg": "{{ good | to_json }}"}}]
     rc, out, _unused = run_playbook(pbs_cluster, env, write_playbook(tmp_path, "live.yml", live), {})
     assert rc == 0, out

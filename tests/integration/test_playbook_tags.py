@@ -25,9 +25,10 @@ ARG_SPEC_TASK = "Validating arguments against arg spec"
 # site.yml's control steps in its free-strategy play, tagged "always" alone so that no --tags
 # or --skip-tags leaves a mom in the play past its own part: the handlers of the moms'
 # part, then every mom that is not the server leaves the play before the server's tasks.
-CONTROL_STEPS = {"site.yml": ["Reload the moms whose tunables changed",
+INVENTORY_CHECK = "Check the inventory's inputs for every host before anything is read or changed"
+CONTROL_STEPS = {"site.yml": [INVENTORY_CHECK, "Reload the moms whose tunables changed",
                               "End the play on the execution hosts that are not the PBS server"],
-                 "audit.yml": []}
+                 "audit.yml": [INVENTORY_CHECK]}
 INVENTORY = "[pbs_server]\npbs-server\n\n[pbs_mom]\nmom1\nmom2\n"
 TASK_LINE = re.compile(r"^ {6}(?P<name>.+?)\tTAGS: \[(?P<tags>[^\]]*)\]$")
 
