@@ -2,9 +2,10 @@
 
 A body with a syntax error is refused before anything is imported (the hook list, the live
 hook's body and its enabled state unchanged, qsub still works); a body failing at module
-level is refused too (the server's pbs_python hook mode, the mock's as OpenPBS's); a config breaking its schema is refused on the controller although the server's
-Python has no jsonschema; a good hook with a good config goes live and qsub runs through
-it. One cluster (one mom) and two ansible-playbook runs per backend.
+level is refused too (the server's pbs_python hook mode, the mock's as OpenPBS's); a
+config breaking its schema is refused on the controller although the server's Python has
+no jsonschema; a good hook with a good config goes live and qsub runs through it. One
+cluster (one mom) and two ansible-playbook runs per backend.
 """
 import json
 import os
