@@ -44,8 +44,8 @@ description:
     their job); C(postqueuejob), C(resvsub), C(execjob_attach) (no synthetic event).
   - The events run on the PBS server host as root, as the hook's event code runs on a
     mom, so a hook that acts on its host acts on the server host for the synthetic job
-    (the bundled C(cgroup_resize) makes the job's cgroups at C(execjob_begin) and removes
-    them at C(execjob_end), leaving its prefix cgroup, empty). The mom events run in the
+    (the bundled hooks do nothing there - C(cgroup_resize) makes no cgroup for a job
+    with no vnode on its host). The mom events run in the
     order a job meets them, C(execjob_launch) first and C(execjob_end) / C(execjob_abort)
     last.
   - A failed preflight changes nothing (hook list, body, config, enabled state).
