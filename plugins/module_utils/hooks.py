@@ -8,6 +8,9 @@ c_hooks_on_disk; src/server/hook_func.c for the attribute side effects.
 import os
 import re
 
+from ansible_collections.hpc.pbs.plugins.module_utils.effective_timeouts import (  # noqa: F401 (re-exported)
+    FALLBACK_SECONDS, OPTION_EVENT, derived_value, enabled_alarms)
+
 # Server order: qmgr lists events in this order whatever order they were set in; the error
 # for a bad event name lists them in it.
 EVENTS = (
@@ -144,11 +147,10 @@ def hook_file_paths(hooks_dir, name):
 # Defaults a ``.HK`` file leaves out (transcript c_: h1.HK has no ``enabled`` line).
 HK_DEFAULTS = {"type": "site", "enabled": "true", "event": "", "user": "pbsadmin",
                "alarm": "30", "order": "1", "debug": "false", "fail_action": "none"}
-# PP-928 interfaces 3 and 4: the value used when no enabled hook has the event.
-ALARM_SUM_FALLBACK = 30
-# Mom option -> the hook event whose enabled alarms make its default (PP-928 i3 / i4).
-MOM_OPTION_EVENT = {"sister_join_job_alarm": "execjob_begin",
-                    "job_launch_delay": "execjob_prologue"}
+# PP-928 interfaces 3 and 4 (the mom options derived from the hooks' alarms): the rule
+# lives in effective_timeouts; these names stay for the modules that import them here.
+ALARM_SUM_FALLBACK = FALLBACK_SECONDS
+MOM_OPTION_EVENT = OPTION_EVENT
 
 
 def parse_hk(text):
@@ -202,27 +204,4 @@ def mom_hook_differences(server_files, mom_files, required_hooks):
                   if entry.rsplit(".", 1)[0] in expected and mom_files.get(entry) != digest)
 
 
-def enabled_alarms(hooks, event):
-    """``[(name, alarm seconds)]`` of the enabled hooks (``{name: attrs}``) having
-    ``event``, sorted by name. A non-numeric alarm counts as 30 (PBS's default)."""
-    found = []
-    for name in sorted(hooks):
-        attrs = hooks[name]
-        if str(attrs.get("enabled", "true")).lower() not in ("true", "t", "y", "1"):
-            continue
-        events = [e.strip() for e in attrs.get("event", "").split(",") if e.strip()]
-        if event in events:
-            alarm = str(attrs.get("alarm", "30")).strip()
-            found.append((name, int(alarm) if alarm.isdigit() else 30))
-    return found
-
-
-def default_from_alarms(hooks, option):
-    """PBS's default of ``$sister_join_job_alarm`` / ``$job_launch_delay`` (PP-928
-    interfaces 3 and 4): the sum of the enabled hooks' alarms for the event of
-    :data:`MOM_OPTION_EVENT`, or 30 when there is no such hook. Returns
-    ``(seconds, [(hook, alarm)])``."""
-    alarms = enabled_alarms(hooks, MOM_OPTION_EVENT[option])
-    if not alarms:
-        return ALARM_SUM_FALLBACK, []
-    return sum(alarm for _name, alarm in alarms), alarms
+default_from_alarms = derived_value

@@ -15,9 +15,15 @@ description:
   - On an execution host (a C(mom_priv) directory exists) - the hooks the server copied
     to this mom (C(mom_priv/hooks/*.HK)) and the effective C($job_launch_delay) /
     C($sister_join_job_alarm) with where each came from - C(mom_config) when the line is
-    in C(mom_priv/config), else C(default) computed as PBS does (PP-928 interfaces 3 and
-    4 - the sum of the alarms of the enabled execjob_begin / execjob_prologue hooks, 30
-    when there is none).
+    in C(mom_priv/config) (the last one when repeated), else derived as pbs_mom derives it
+    (PP-928 interfaces 3 and 4) - C(hooks), the sum of the alarms of the enabled
+    execjob_begin hooks (for C($sister_join_job_alarm)) or execjob_prologue hooks (for
+    C($job_launch_delay)), a hook with both events counting for both, or C(default), 30
+    seconds when there is no such hook.
+  - A derived value is what pbs_mom takes at its start and when the server copies it a
+    hook's C(.HK) file. After a reload (SIGHUP) pbs_mom reads no hook and holds 30 seconds
+    for a derived option until the next hook copy or restart - reported as
+    C(after_sighup).
   - On the server host (C(PBS_START_SERVER=1) or a C(server_priv) directory) - one C(qmgr)
     call (commands on stdin) lists the server, the default scheduler, site hooks and
     pbshooks; reported are each hook's type, events, enabled, order, alarm, fail_action
@@ -270,8 +276,14 @@ mom:
   description: Execution host data, C(null) when this host has no C(mom_priv). Keys
     C(hooks) (name -> type, events, enabled, order, alarm, fail_action, sha256 of the
     body), C(job_launch_delay) (PP-928 interface 4) and C(sister_join_job_alarm)
-    (PP-928 interface 3), each with C(value) (int, seconds), C(source) (C(mom_config)
-    or C(default)) and C(hooks) (the alarms summed for the default). C(cgroup) - the
+    (PP-928 interface 3), each with C(value) (int, seconds; the line's text when it is not
+    a whole number), C(source) (C(mom_config) - the line of C(mom_priv/config); C(hooks) -
+    no line, the sum of the alarms of the enabled hooks of the event; C(default) - no line
+    and no such hook, 30), C(line) (the config line, or C(null)), C(hooks) (the alarms
+    summed, a list of C(name), C(alarm) in seconds, whether or not the line wins),
+    C(default) (the derived value in seconds, whether or not the line wins),
+    C(after_sighup) (seconds the mom holds after a reload - the line's value, else 30) and
+    C(why) (one line for a person). C(cgroup) - the
     cgroup layout this host's processes (the mom among them) see, from
     C(/proc/self/mountinfo) - C(layout) (C(v1) - cgroup v1 controllers only, C(hybrid) -
     v1 controllers and a cgroup2 mount such as C(/sys/fs/cgroup/unified), C(v2) - a cgroup2
@@ -281,7 +293,10 @@ mom:
     why it could not be read).
   returned: always
   type: dict
-  sample: {"cgroup": {"layout": "v2", "v1_controllers": [], "v1_mounts": {},
+  sample: {"sister_join_job_alarm": {"value": 90, "source": "hooks", "line": null, "default": 90,
+                                     "hooks": [{"name": "pbs_cgroups", "alarm": 90}], "after_sighup": 30,
+                                     "why": "no config line; the sum of the alarms of the enabled execjob_begin hooks: pbs_cgroups 90 s"},
+           "cgroup": {"layout": "v2", "v1_controllers": [], "v1_mounts": {},
                       "cgroup2_mount": "/sys/fs/cgroup", "source": "/proc/self/mountinfo",
                       "error": null}}
 server:
@@ -369,9 +384,10 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.hpc.pbs.plugins.module_utils.effective_timeouts import (
+    OPTION_EVENT, effective_values, enabled_alarms)
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
-    MOM_OPTION_EVENT, default_from_alarms, enabled_alarms, hook_file_paths,
-    mom_hook_differences, read_hook_dir)
+    hook_file_paths, mom_hook_differences, read_hook_dir)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config import (
     current_options, planned_text)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_daemon import (
@@ -448,18 +464,7 @@ def mom_facts(paths):
     facts = dict(hooks=dict((name, hook_summary(attrs, os.path.join(paths.mom_hooks_dir,
                                                                     name + ".PY")))
                             for name, attrs in hooks.items()))
-    for option in ("job_launch_delay", "sister_join_job_alarm"):
-        default, summed = default_from_alarms(hooks, option)
-        explicit = config.get(option)
-        if isinstance(explicit, list):
-            explicit = explicit[-1]
-        entry = dict(default=default, hooks=[dict(name=n, alarm=a) for n, a in summed])
-        if explicit is not None:
-            entry.update(value=int(explicit) if explicit.isdigit() else explicit,
-                         source="mom_config")
-        else:
-            entry.update(value=default, source="default")
-        facts[option] = entry
+    facts.update(effective_values(config, hooks))
     facts["cgroup"] = read_layout()
     return facts
 
@@ -509,7 +514,7 @@ def server_facts(module, paths):
                                                             name)["body"]))
                  for name, attrs in listed_hooks.items())
     alarm_sums = dict((event, sum(alarm for dummy, alarm in enabled_alarms(listed_hooks, event)))
-                      for event in sorted(set(MOM_OPTION_EVENT.values())))
+                      for event in sorted(set(OPTION_EVENT.values())))
     dqa = server.get("default_qsub_arguments", "")
     try:
         tolerate = tolerate_value(parse_qsub_arguments(dqa, check_tolerate=False))

@@ -72,17 +72,23 @@ def test_mom_defaults_from_enabled_hook_alarms_and_explicit_values(pbs):
     assert code == 0 and result["server"] is None and not pbs.calls
     mom = result["mom"]
     assert mom["sister_join_job_alarm"]["value"] == 60
-    assert mom["sister_join_job_alarm"]["source"] == "default"
+    assert mom["sister_join_job_alarm"]["source"] == "hooks"
+    assert mom["sister_join_job_alarm"]["line"] is None
+    assert mom["sister_join_job_alarm"]["after_sighup"] == 30
     assert [h["name"] for h in mom["sister_join_job_alarm"]["hooks"]] == ["a", "b"]
+    assert mom["sister_join_job_alarm"]["why"] == (
+        "no config line; the sum of the alarms of the enabled execjob_begin hooks: a 40 s + b 20 s")
     assert mom["job_launch_delay"] == dict(value=45, source="mom_config", default=40,
-                                           hooks=[dict(name="a", alarm=40)])
+                                           hooks=[dict(name="a", alarm=40)], line="$job_launch_delay 45",
+                                           after_sighup=45, why="mom_priv/config line $job_launch_delay 45")
     assert mom["hooks"]["c"]["enabled"] is False
 
 
 def test_no_hooks_gives_the_30_second_default(pbs):
     code, result = run(pbs, query_server="never")
-    assert result["mom"]["job_launch_delay"] == dict(value=30, source="default", default=30,
-                                                     hooks=[])
+    assert result["mom"]["job_launch_delay"] == dict(
+        value=30, source="default", default=30, hooks=[], line=None, after_sighup=30,
+        why="no config line and no enabled execjob_prologue hook: 30 s")
 
 
 def test_host_without_pbs_is_reported_not_failed(tmp_path, monkeypatch):

@@ -98,7 +98,9 @@ def test_the_last_of_repeated_mom_options_is_the_value(pbs):
         "$job_launch_delay 45\n$job_launch_delay 50\n$job_launch_delay 55\n")
     code, result = run(pbs, query_server="never")
     assert code == 0, result
-    assert result["mom"]["job_launch_delay"] == dict(value=55, source="mom_config", default=30, hooks=[])
+    assert result["mom"]["job_launch_delay"] == dict(value=55, source="mom_config", default=30, hooks=[],
+                                                     line="$job_launch_delay 55", after_sighup=55,
+                                                     why="mom_priv/config line $job_launch_delay 55")
 
 
 # -- the server -------------------------------------------------------------------------------
