@@ -1,0 +1,249 @@
+"""hpc.pbs.import_vars (plugins/module_utils/import_vars.py and its filters): what
+playbooks/import.yml writes from what cluster_info and the server's hook files report."""
+import hashlib
+import json
+import os
+
+import pytest
+import yaml
+
+from ansible.errors import AnsibleFilterError
+from ansible_collections.hpc.pbs.plugins.filter.import_dir_problem import FilterModule as DirFilters
+from ansible_collections.hpc.pbs.plugins.filter.import_vars import FilterModule as VarsFilters
+from ansible_collections.hpc.pbs.plugins.module_utils import import_vars as iv
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+with open(os.path.join(REPO, "files", "hooks", "reliable_job_startup.py")) as _handle:
+    BODY = _handle.read()
+with open(os.path.join(REPO, "files", "hooks", "reliable_job_startup.json")) as _handle:
+    DEFAULT = json.load(_handle)
+BUNDLED = {"body": BODY, "config": DEFAULT}
+SHA = hashlib.sha256(BODY.encode("utf-8")).hexdigest()
+
+
+def hook(sha=SHA, events=("queuejob", "execjob_launch"), **attrs):
+    entry = dict(type="site", events=list(events), enabled=True, order=5, alarm=40,
+                 fail_action=["none"], sha256=sha)
+    entry.update(attrs)
+    return entry
+
+
+def server(hooks=None, **more):
+    data = dict(hooks={"reliable_job_startup": hook()} if hooks is None else hooks,
+                tolerate_node_failures="job_start", job_run_wait="execjob_hook",
+                default_qsub_arguments="-r n -W tolerate_node_failures=job_start")
+    data.update(more)
+    return data
+
+
+def mom(delay=None, alarm=None):
+    def entry(value):
+        if value is None:
+            return dict(value=30, source="default", default=30, hooks=[])
+        return dict(value=value, source="mom_config", default=30, hooks=[])
+    return dict(job_launch_delay=entry(delay), sister_join_job_alarm=entry(alarm), hooks={})
+
+
+def config_text(config):
+    merged = dict(DEFAULT)
+    merged.update(config)
+    return iv.role_config_text(merged)
+
+
+def files_of(config=None, body=BODY):
+    return {"body": body, "config": config_text(config or {})}
+
+
+def parsed(result, path):
+    return yaml.safe_load(result["files"][path])
+
+
+def test_the_server_part_goes_to_group_all_with_the_role_variable_names():
+    result = iv.import_vars(server(), {"mom1": mom(50, 45)}, BUNDLED,
+                            files_of({"increment": 2, "queues": ["workq"]}), "srv")
+    assert result["hook_name"] == "reliable_job_startup"
+    assert parsed(result, "group_vars/all.yml") == {
+        "reliable_job_startup_hook_name": "reliable_job_startup",
+        "reliable_job_startup_hook_enabled": True, "reliable_job_startup_hook_order": 5,
+        "reliable_job_startup_hook_alarm": 40,
+        "reliable_job_startup_config": {"increment": 2, "queues": ["workq"]},
+        "sched_tuning_job_run_wait": "execjob_hook", "site_tolerate_node_failures": "job_start"}
+    assert result["notes"] == []
+    assert result["files"]["group_vars/all.yml"].startswith("---\n" + iv.MARKER)
+
+
+def test_every_name_written_is_an_option_of_the_roles_or_of_site_yml():
+    with open(os.path.join(REPO, "roles", "reliable_job_startup", "meta", "argument_specs.yml")) as handle:
+        names = set(yaml.safe_load(handle)["argument_specs"]["main"]["options"])
+    with open(os.path.join(REPO, "roles", "sched_tuning", "defaults", "main.yml")) as handle:
+        names |= set(yaml.safe_load(handle))
+    with open(os.path.join(REPO, "playbooks", "site.yml")) as handle:
+        if "site_tolerate_node_failures" in handle.read():
+            names.add("site_tolerate_node_failures")
+    result = iv.import_vars(server(), {"mom1": mom(50, 45), "mom2": mom(None, 60)}, BUNDLED, files_of())
+    written = set()
+    for path in result["files"]:
+        if path.endswith(".yml"):
+            written |= set(parsed(result, path))
+    assert written and written <= names, sorted(written - names)
+
+
+def test_moms_with_equal_values_share_the_group_and_only_a_differing_mom_gets_host_vars():
+    moms = {"mom1": mom(50, 45), "mom2": mom(50, 60), "mom3": mom(50, 45)}
+    result = iv.import_vars(server(), moms, BUNDLED, files_of())
+    assert parsed(result, "group_vars/pbs_mom.yml") == {
+        "reliable_job_startup_job_launch_delay": 50, "reliable_job_startup_sister_join_job_alarm": 45}
+    assert sorted(p for p in result["files"] if p.startswith("host_vars/")) == ["host_vars/mom2.yml"]
+    assert parsed(result, "host_vars/mom2.yml") == {"reliable_job_startup_sister_join_job_alarm": 60}
+
+
+def test_a_missing_line_is_null_and_a_tie_goes_to_the_first_mom_by_name():
+    # mom1's 60 wins although 45 sorts first.
+    moms = {"mom2": mom(None, 45), "mom1": mom(None, 60)}
+    result = iv.import_vars(server(), moms, BUNDLED, files_of())
+    assert parsed(result, "group_vars/pbs_mom.yml") == {
+        "reliable_job_startup_job_launch_delay": None, "reliable_job_startup_sister_join_job_alarm": 60}
+    assert parsed(result, "host_vars/mom2.yml") == {"reliable_job_startup_sister_join_job_alarm": 45}
+
+
+def test_a_default_computed_from_the_hooks_is_no_line():
+    # cluster_info's value 90 comes from the hooks' alarms (source default): not a line to write.
+    moms = {"mom1": mom(None, None)}
+    moms["mom1"]["sister_join_job_alarm"]["value"] = 90
+    result = iv.import_vars(server(), moms, BUNDLED, files_of())
+    assert parsed(result, "group_vars/pbs_mom.yml")["reliable_job_startup_sister_join_job_alarm"] is None
+
+
+def test_other_hooks_are_listed_and_not_managed():
+    hooks = {"reliable_job_startup": hook(), "site_accounting": hook(sha="0" * 64, events=["queuejob"]),
+             "PBS_power": hook(sha=None, type="pbs", enabled=False, events=["periodic"])}
+    result = iv.import_vars(server(hooks=hooks), {}, BUNDLED, files_of())
+    assert [h["name"] for h in result["unmanaged_hooks"]] == ["PBS_power", "site_accounting"]
+    text = result["files"]["group_vars/all.yml"]
+    assert "#   site_accounting (site, enabled, events queuejob)" in text
+    assert "#   PBS_power (pbs, disabled, events periodic)" in text
+
+
+def test_the_bundled_body_under_another_name_is_the_managed_hook():
+    hooks = {"a_other": hook(sha="1" * 64), "rjs_site": hook(), "z_rjs": hook()}
+    result = iv.import_vars(server(hooks=hooks), {}, BUNDLED, files_of())
+    assert result["hook_name"] == "rjs_site"
+    assert parsed(result, "group_vars/all.yml")["reliable_job_startup_hook_name"] == "rjs_site"
+    assert [h["name"] for h in result["unmanaged_hooks"]] == ["a_other", "z_rjs"]
+
+
+def test_a_pbshook_is_never_the_managed_hook():
+    assert iv.managed_hook_name({"reliable_job_startup": hook(type="pbs")}, BODY) is None
+
+
+def test_no_hook_is_a_note_and_no_hook_variable():
+    result = iv.import_vars(server(hooks={}), {}, BUNDLED, None)
+    assert result["hook_name"] is None
+    assert not [k for k in parsed(result, "group_vars/all.yml") if k.startswith("reliable_job_startup_hook")]
+    assert any("site.yml would create it" in n for n in result["notes"])
+
+
+def test_an_own_body_is_written_out_and_noted():
+    own = BODY + "\n# local change\n"
+    result = iv.import_vars(server(), {}, BUNDLED, files_of(body=own))
+    assert result["files"]["hook_bodies/reliable_job_startup.py"] == own
+    assert any("not the bundled one" in n and "hook_bodies/reliable_job_startup.py" in n for n in result["notes"])
+
+
+def test_the_bundled_body_is_not_written_out():
+    result = iv.import_vars(server(), {}, BUNDLED, files_of())
+    assert not [p for p in result["files"] if p.startswith(iv.BODY_DIR)]
+
+
+@pytest.mark.parametrize("config, note", [
+    ('{"increment": 2}', "lacks " + ", ".join(sorted(k for k in DEFAULT if k != "increment"))),
+    ("increment = 2", "is not JSON"),
+    ("[1, 2]", "not an object"),
+    (None, "has no config"),
+    (json.dumps(dict(DEFAULT, increment=2)), "in another layout"),
+])
+def test_a_config_site_yml_would_rewrite_is_a_note(config, note):
+    result = iv.import_vars(server(), {}, BUNDLED, {"body": BODY, "config": config})
+    assert any(note in n for n in result["notes"]), result["notes"]
+
+
+def test_a_config_in_the_role_layout_is_no_note():
+    result = iv.import_vars(server(), {}, BUNDLED, files_of({"tolerate": "all"}))
+    assert result["notes"] == []
+    assert parsed(result, "group_vars/all.yml")["reliable_job_startup_config"] == {"tolerate": "all"}
+
+
+def test_other_events_and_no_job_run_wait_are_notes_no_tolerate_is_no_variable():
+    data = server(hooks={"reliable_job_startup": hook(events=["queuejob"])},
+                  tolerate_node_failures=None, job_run_wait=None)
+    result = iv.import_vars(data, {}, BUNDLED, files_of())
+    common = parsed(result, "group_vars/all.yml")
+    assert "site_tolerate_node_failures" not in common and "sched_tuning_job_run_wait" not in common
+    assert any("site.yml would set its events to queuejob,execjob_launch" in n for n in result["notes"])
+    assert any("lists no job_run_wait" in n for n in result["notes"])
+
+
+def test_values_that_yaml_could_misread_are_quoted():
+    result = iv.import_vars(server(tolerate_node_failures="none"), {}, BUNDLED, files_of({"keep_select_resource": "yes"}))
+    common = parsed(result, "group_vars/all.yml")
+    assert common["site_tolerate_node_failures"] == "none"
+    assert common["reliable_job_startup_config"] == {"keep_select_resource": "yes"}
+
+
+@pytest.mark.parametrize("moms, server_data, words", [
+    ({"../etc": mom()}, server(), "cannot name a host_vars file"),
+    ({}, None, "reported no server data"),
+    ([], server(), "moms must map"),
+])
+def test_refusals(moms, server_data, words):
+    with pytest.raises(iv.ImportRefused, match=words):
+        iv.import_vars(server_data, moms, BUNDLED, None)
+    with pytest.raises(AnsibleFilterError, match="hpc.pbs.import_vars: .*" + words):
+        VarsFilters().filters()["import_vars"](server_data, moms, BUNDLED)
+
+
+def test_a_mom_without_mom_priv_is_a_note():
+    result = iv.import_vars(server(), {"mom1": None, "mom2": mom(10, 10)}, BUNDLED, files_of())
+    assert any("mom1 has no mom_priv" in n for n in result["notes"])
+    assert parsed(result, "group_vars/pbs_mom.yml")["reliable_job_startup_job_launch_delay"] == 10
+
+
+def test_import_dir_accepted(tmp_path):
+    problem = DirFilters().filters()["import_dir_problem"]
+    assert problem(str(tmp_path)) == ""
+    assert problem(str(tmp_path / "new")) == ""  # made by the playbook
+    (tmp_path / "group_vars").mkdir()
+    assert problem(str(tmp_path)) == ""
+
+
+@pytest.mark.parametrize("value, words", [
+    (None, "import_dir is not set"),
+    ("  ", "import_dir is not set"),
+    (5, "is not a path"),
+    ("a\0b", "NUL"),
+    ("/nonexistent/x/y", "does not exist"),
+    ("/proc/hpc-pbs-import", "cannot be written"),
+    ("/proc", "cannot be written"),
+])
+def test_import_dir_refused(value, words):
+    problem = iv.import_dir_problem(value)
+    assert words in problem and "accepted:" in problem
+
+
+def test_import_dir_that_is_a_file_or_holds_a_file_for_a_directory_is_refused(tmp_path):
+    (tmp_path / "file").write_text("x")
+    assert "is not a directory" in iv.import_dir_problem(str(tmp_path / "file"))
+    (tmp_path / "host_vars").write_text("x")
+    assert "host_vars exists and is not a directory" in iv.import_dir_problem(str(tmp_path))
+
+
+def test_import_dir_with_a_read_only_subdirectory_is_refused(tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root writes through the permission bits")
+    sub = tmp_path / "group_vars"
+    sub.mkdir()
+    sub.chmod(0o500)
+    try:
+        assert "cannot be written" in iv.import_dir_problem(str(tmp_path))
+    finally:
+        sub.chmod(0o700)
