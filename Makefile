@@ -12,6 +12,14 @@ DEB_PACKAGES := openssh-server openssh-client python3-venv util-linux procps ipr
 # share the host's /usr, so the host has them already and a node never installs into it.
 COLLECTION_LINK := build/collections/ansible_collections/hpc/pbs
 PYTEST_ARGS ?=
+# Worker processes of `make test`, `make unit` and `make integration` (pytest-xdist): each
+# worker runs whole test files (--dist loadfile, so a module's cluster stays on one worker)
+# and starts its clusters on a loopback /24 of its own (tests/conftest.py: base
+# $$HPC_PBS_CLUSTER_NET, default 127.0.1, then 127.0.11, 127.0.21). The integration tests
+# mostly wait (SSH, PBS scheduling cycles), so 3 workers pay on 2 cores. TEST_JOBS=0: one
+# process, as before.
+TEST_JOBS ?= 3
+XDIST_ARGS = $(if $(filter-out 0,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadfile)
 # Backend of `make demo`: mock (the mock PBS), openpbs (a real OpenPBS 23.06.06 built from
 # ../shared/openpbs by tests/openpbs/build) or openpbs-22.05.11 (the older release).
 PBS ?= mock
@@ -24,7 +32,7 @@ demo: deps venv collection $(if $(filter openpbs%,$(PBS)),openpbs)
 	$(PY) tests/integration/demo --pbs $(PBS) $(DEMO_ARGS)
 
 test: deps venv collection openpbs
-	$(PY) -m pytest tests/unit tests/integration -ra $(PYTEST_ARGS)
+	$(PY) -m pytest tests/unit tests/integration -ra $(XDIST_ARGS) $(PYTEST_ARGS)
 
 # The real OpenPBS of the `openpbs` test-cluster backend, built once per source tarball
 # outside git (~/.cache/hpc-pbs/openpbs); without the tarball it says so and the real-PBS
@@ -34,10 +42,10 @@ openpbs:
 	  tests/openpbs/build --version $$release >/dev/null || [ $$? -eq 3 ] || exit 1; done
 
 unit: venv collection
-	$(PY) -m pytest tests/unit -ra $(PYTEST_ARGS)
+	$(PY) -m pytest tests/unit -ra $(XDIST_ARGS) $(PYTEST_ARGS)
 
 integration: deps venv collection
-	$(PY) -m pytest tests/integration -ra $(PYTEST_ARGS)
+	$(PY) -m pytest tests/integration -ra $(XDIST_ARGS) $(PYTEST_ARGS)
 
 # The ecosystem's gates as a contributor runs them (tests/sanity/gates.py; the sanity-marked
 # unit tests run the same script): `make sanity` runs ansible-test sanity on a copy of the

@@ -18,7 +18,10 @@
 
 All nodes of a run use the same addresses (127.0.1.10... or the /24 named by
 HPC_PBS_CLUSTER_NET), so only one cluster runs at a time per net: a module-scoped cluster
-is down before the next module starts its own.
+is down before the next module starts its own.  Under pytest-xdist (``make test`` runs
+``-n 3 --dist loadfile``) each worker runs whole files and has a /24 of its own, set in
+``tests/conftest.py`` before this file imports the launcher: base, base+10, base+20 in the
+third octet; ``_STARTED`` holds the clusters of this worker process only.
 """
 import json
 import os
