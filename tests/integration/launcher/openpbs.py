@@ -16,7 +16,9 @@ The node's ``/var/spool`` starts empty and its ``/etc/pbs.conf`` final, so the f
 ``pbs_init.d start`` runs ``pbs_habitat``/``pbs_postinstall`` and (on the server) initialises
 the PostgreSQL data service, exactly as on a fresh installation.
 """
+import contextlib
 import ctypes
+import fcntl
 import os
 import pwd
 import select
@@ -57,11 +59,34 @@ def install_root(build=True, release=DEFAULT_OPENPBS_RELEASE):
     Raises BackendError with the build script's message when there is no source tarball, no
     Python to link it to, or the build failed."""
     argv = [BUILD_SCRIPT, "--version", release] + ([] if build else ["--where"])
-    result = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if build:
+        # Parallel test workers (pytest -n) each ask for the build at their start: the first
+        # builds, the others wait for it here and then find it made.
+        with _build_lock():
+            result = subprocess.run(argv, capture_output=True, text=True, check=False)
+    else:
+        result = subprocess.run(argv, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise BackendError(result.stderr.strip().splitlines()[-1] if result.stderr.strip()
                            else "%s exited %d" % (BUILD_SCRIPT, result.returncode))
     return result.stdout.strip().splitlines()[-1]
+
+
+def build_cache_dir():
+    """Where ``tests/openpbs/build`` keeps its builds: ``$HPC_PBS_OPENPBS_CACHE``, default
+    ``~/.cache/hpc-pbs/openpbs`` (as the script computes it)."""
+    return os.environ.get("HPC_PBS_OPENPBS_CACHE") or os.path.join(
+        os.environ.get("HOME") or "/root", ".cache", "hpc-pbs", "openpbs")
+
+
+@contextlib.contextmanager
+def _build_lock():
+    """``with _build_lock():`` holds an exclusive flock on ``<cache>/.build.lock``, so that
+    one process at a time runs the build script (the kernel drops the lock with the process)."""
+    os.makedirs(build_cache_dir(), exist_ok=True)
+    with open(os.path.join(build_cache_dir(), ".build.lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 
 def linked_paths(root):
