@@ -20,9 +20,11 @@ then the pair restored: the audit is clean and the role goes through.
 Then how missing modules get installed, on mom1 with no requests at all for its hooks' Python:
 the distribution packages of its OS family (its own /etc made to say RHEL 9 or SLES 15, dnf
 and zypper stand-ins on its PATH that record their command line), and pip from a wheel
-directory on the controller with an index that must see no connection (mock only: the real
-backend's pbs_python is Debian's externally managed Python).
+directory on the controller with an index that must see no connection; with no source pip is
+refused and that index sees nothing, unless ``cray_atom_pip_configured_index`` lets pip use it
+(mock only: the real backend's pbs_python is Debian's externally managed Python).
 """
+import contextlib
 import json
 import os
 import re
@@ -370,20 +372,16 @@ def audit_moms_result(cluster, node):
 
 # --- pip from a wheel directory on the controller, with no index (air-gapped moms). ---
 
-def test_pip_installs_from_the_controllers_wheels_and_fetches_nothing(cluster):
-    if cluster.backend.startswith("openpbs"):
-        pytest.skip("pbs_python of the real backend is Debian's externally managed Python 3.11: pip may not "
-                    "install into it (the role refuses; unit-tested), so the offline pip path runs on the mock, "
-                    "whose hooks' Python is a venv")
-    wheel_dir = cached_wheels(ROLE_PINS_CACHE, ROLE_PINS)
-    site_dir = break_pair(cluster, GOOD)  # no requests at all for mom1's hooks' Python
-    # mom1's own pip.conf names an index that counts who connects and answers nobody: pip may
-    # only use the wheels (the mock's nodes share the host's loopback).
+@contextlib.contextmanager
+def counting_index(cluster, node):
+    """``node``'s own pip.conf names an index that counts who connects and answers nobody
+    (the mock's nodes share the host's loopback); yields the list of connections seen."""
     index = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     index.bind((os.environ.get("HPC_PBS_CLUSTER_NET", "127.0.1").rstrip(".") + ".250", 0))
     index.listen(8)
     index.settimeout(0.2)
     connections = []
+    stop = threading.Event()
 
     def count():
         while not stop.is_set():
@@ -391,53 +389,84 @@ def test_pip_installs_from_the_controllers_wheels_and_fetches_nothing(cluster):
                 connections.append(index.accept()[0].close())
             except OSError:
                 pass
-    stop = threading.Event()
     counter = threading.Thread(target=count, daemon=True)
     counter.start()
-    pip_conf = os.path.join(cluster.workdir, "nodes", GOOD, "etc", "pip.conf")
+    pip_conf = os.path.join(cluster.workdir, "nodes", node, "etc", "pip.conf")
     with open(pip_conf, "w") as handle:
         handle.write("[global]\nindex-url = http://%s:%d/simple\nretries = 0\ntimeout = 2\n" % index.getsockname())
     try:
-        assert audit_moms_result(cluster, GOOD)["missing"] != []
-        rc, output, recap = play(cluster, "playbooks/cray_atom.yml",
-                                 dict(VARIABLES, cray_atom_pip_wheels_src=wheel_dir), limit=GOOD)
-        assert rc == 0, output[-3000:]
-        assert recap[GOOD]["failed"] == 0 and recap[GOOD]["changed"] >= 1, recap
-        result = audit_moms_result(cluster, GOOD)
-        assert result["ok"] is True
-        assert result["versions"]["requests"] == "2.34.2" and result["versions"]["requests_unixsocket"] == "0.4.1"
-        # Into the hooks' interpreter's own site-packages (here mom1's private one), and the
-        # copied wheels are gone from the mom.
-        installed = os.listdir(os.path.join(node_root(cluster, GOOD), os.path.basename(BROKEN_SITE)))
-        assert "requests-2.34.2.dist-info" in installed and "requests_unixsocket-0.4.1.dist-info" in installed
-        assert cluster.exec(GOOD, ["sh", "-c", "ls -d /tmp/cray_atom_wheels.* 2>/dev/null"]).stdout == ""
-        assert connections == []
+        yield connections
     finally:
         stop.set()
         counter.join()
         index.close()
         os.unlink(pip_conf)
+
+
+def test_pip_installs_from_the_controllers_wheels_and_fetches_nothing(cluster):
+    if cluster.backend.startswith("openpbs"):
+        pytest.skip("pbs_python of the real backend is Debian's externally managed Python 3.11: pip may not "
+                    "install into it (the role refuses; unit-tested), so the offline pip path runs on the mock, "
+                    "whose hooks' Python is a venv")
+    wheel_dir = cached_wheels(ROLE_PINS_CACHE, ROLE_PINS)
+    site_dir = break_pair(cluster, GOOD)  # no requests at all for mom1's hooks' Python
+    try:
+        with counting_index(cluster, GOOD) as connections:  # pip may only use the wheels
+            assert audit_moms_result(cluster, GOOD)["missing"] != []
+            rc, output, recap = play(cluster, "playbooks/cray_atom.yml",
+                                     dict(VARIABLES, cray_atom_pip_wheels_src=wheel_dir), limit=GOOD)
+            assert rc == 0, output[-3000:]
+            assert recap[GOOD]["failed"] == 0 and recap[GOOD]["changed"] >= 1, recap
+            result = audit_moms_result(cluster, GOOD)
+            assert result["ok"] is True
+            assert result["versions"]["requests"] == "2.34.2" and result["versions"]["requests_unixsocket"] == "0.4.1"
+            # Into the hooks' interpreter's own site-packages (here mom1's private one), and the
+            # copied wheels are gone from the mom.
+            installed = os.listdir(os.path.join(node_root(cluster, GOOD), os.path.basename(BROKEN_SITE)))
+            assert "requests-2.34.2.dist-info" in installed and "requests_unixsocket-0.4.1.dist-info" in installed
+            assert cluster.exec(GOOD, ["sh", "-c", "ls -d /tmp/cray_atom_wheels.* 2>/dev/null"]).stdout == ""
+        assert connections == []
+    finally:
         restore_pair(cluster, GOOD)
     assert hooks_site_dir(cluster, GOOD) == site_dir
 
 
-def test_without_a_wheel_source_the_failure_names_the_offline_variables(cluster):
+OFFLINE_VARIABLES = ("cray_atom_pip_wheels_src (a directory of wheels on the controller, copied to each mom), "
+                     "cray_atom_pip_find_links (a directory or page of wheels the moms can read) or "
+                     "cray_atom_pip_index_url (the index of the site).")
+
+
+def test_without_a_wheel_source_pip_is_refused_and_nothing_is_fetched(cluster):
     if cluster.backend.startswith("openpbs"):
         pytest.skip("as above: pip may not install into the real backend's externally managed pbs_python")
     break_pair(cluster, GOOD)
-    pip_conf = os.path.join(cluster.workdir, "nodes", GOOD, "etc", "pip.conf")
-    with open(pip_conf, "w") as handle:
-        handle.write("[global]\nindex-url = http://127.0.0.1:9/simple\nretries = 0\ntimeout = 2\n")
     try:
-        rc, output, _unused = play(cluster, "playbooks/cray_atom.yml", VARIABLES, limit=GOOD)
-        assert rc != 0
-        message = failures(output)[GOOD]
-        assert "and installing requests==2.34.2 requests-unixsocket==0.4.1 with " in message
-        assert message.endswith(
-            "pip used its own configuration (pip.conf, else PyPI): on nodes without that index give it the wheels "
-            "with cray_atom_pip_wheels_src (a directory of wheels on the controller, copied to each mom), "
-            "cray_atom_pip_find_links (a directory or page of wheels the moms can read) or cray_atom_pip_index_url "
-            "(the index of the site).")
+        with counting_index(cluster, GOOD) as connections:
+            rc, output, recap = play(cluster, "playbooks/cray_atom.yml", VARIABLES, limit=GOOD)
+            assert rc != 0
+            assert recap[GOOD]["changed"] == 0, recap
+            message = failures(output)[GOOD]
+            assert ("pip may not (no source of wheels is set (cray_atom_pip_wheels_src, cray_atom_pip_find_links or "
+                    "cray_atom_pip_index_url), and cray_atom_pip_configured_index is false: pip may not fetch from "
+                    "its own configured index (pip.conf, PIP_INDEX_URL, else PyPI))") in message
+        assert connections == []
     finally:
-        os.unlink(pip_conf)
+        restore_pair(cluster, GOOD)
+
+
+def test_pip_uses_its_own_index_only_when_the_site_says_so(cluster):
+    if cluster.backend.startswith("openpbs"):
+        pytest.skip("as above: pip may not install into the real backend's externally managed pbs_python")
+    break_pair(cluster, GOOD)
+    try:
+        with counting_index(cluster, GOOD) as connections:
+            rc, output, _unused = play(cluster, "playbooks/cray_atom.yml",
+                                       dict(VARIABLES, cray_atom_pip_configured_index=True), limit=GOOD)
+            assert rc != 0
+            message = failures(output)[GOOD]
+            assert "and installing requests==2.34.2 requests-unixsocket==0.4.1 with " in message
+            assert message.endswith("pip used its own configuration (pip.conf, else PyPI): on nodes without that "
+                                    "index give it the wheels with " + OFFLINE_VARIABLES)
+        assert len(connections) >= 1  # pip asked the index of the mom's pip.conf
+    finally:
         restore_pair(cluster, GOOD)

@@ -236,6 +236,11 @@ WHAT_TO_DO = ("Install requests and requests_unixsocket for that interpreter (on
               "python3-requests python3-requests-unixsocket; elsewhere the distribution's packages or pip into the "
               "Python PBS was built with) and run the role again, or choose another cray_atom_install_method")
 PEP668 = "it is an externally managed Python (PEP 668: pip may not install into it)"
+NO_SOURCE = ("no source of wheels is set (cray_atom_pip_wheels_src, cray_atom_pip_find_links or "
+             "cray_atom_pip_index_url), and cray_atom_pip_configured_index is false: pip may not fetch from its "
+             "own configured index (pip.conf, PIP_INDEX_URL, else PyPI)")
+# pip with no source of wheels: only when the site lets pip use its own configuration.
+CONFIGURED_INDEX = {"cray_atom_pip_configured_index": True}
 
 
 def test_install_method_none_says_what_is_missing_and_what_to_do(hook_python):
@@ -251,7 +256,7 @@ def test_install_method_none_says_what_is_missing_and_what_to_do(hook_python):
 
 def test_pip_is_refused_on_an_externally_managed_python(hook_python):
     hook_python["scenario"](externally_managed=True)
-    result, calls = mom_run(hook_python, {"cray_atom_install_method": "pip"})
+    result, calls = mom_run(hook_python, dict(CONFIGURED_INDEX, cray_atom_install_method="pip"))
     assert result.returncode != 0
     assert "and pip may not install them: %s. %s" % (PEP668, WHAT_TO_DO) in failure(result)
     assert calls == ["pbs_python -c"]
@@ -259,7 +264,7 @@ def test_pip_is_refused_on_an_externally_managed_python(hook_python):
 
 def test_auto_stops_when_neither_packages_nor_pip_apply(hook_python):
     hook_python["scenario"](externally_managed=True)
-    result, calls = mom_run(hook_python, {})
+    result, calls = mom_run(hook_python, CONFIGURED_INDEX)
     assert result.returncode != 0
     message = failure(result)
     assert message.startswith((WHERE % hook_python["pbs_python"]) + "cannot import requests")
@@ -269,7 +274,7 @@ def test_auto_stops_when_neither_packages_nor_pip_apply(hook_python):
 
 
 def test_auto_uses_pip_where_pip_may_change_the_interpreter_and_verifies(hook_python):
-    result, calls = mom_run(hook_python, {})
+    result, calls = mom_run(hook_python, CONFIGURED_INDEX)
     assert result.returncode == 0, result.stdout[-3000:]
     assert calls == ["pbs_python -c",
                      "python -m pip install --disable-pip-version-check requests==2.34.2 requests-unixsocket==0.4.1",
@@ -279,14 +284,36 @@ def test_auto_uses_pip_where_pip_may_change_the_interpreter_and_verifies(hook_py
 
 def test_auto_uses_pip_on_a_distribution_without_known_packages(hook_python):
     hook_python["scenario"](distribution_python=True, prefix="/usr")
-    result, calls = mom_run(hook_python, {"cray_atom_os_package_distributions": ["Gentoo"]})
+    result, calls = mom_run(hook_python, dict(CONFIGURED_INDEX, cray_atom_os_package_distributions=["Gentoo"]))
     assert result.returncode == 0, result.stdout[-3000:]
     assert calls[1].startswith("python -m pip install")
 
 
+@pytest.mark.parametrize("method,reason", [
+    ("pip", "and pip may not install them: " + NO_SOURCE + ". "),
+    ("auto", "pip may not (" + NO_SOURCE + ")."),
+])
+def test_pip_without_a_source_is_refused_before_anything_is_installed(hook_python, method, reason):
+    result, calls = mom_run(hook_python, {"cray_atom_install_method": method})
+    assert result.returncode != 0
+    assert reason in failure(result)
+    assert calls == ["pbs_python -c"]
+
+
+@pytest.mark.parametrize("source,argv", [
+    ({"cray_atom_pip_find_links": "/shared/wheels"}, "--no-index --find-links /shared/wheels"),
+    ({"cray_atom_pip_index_url": "https://pypi.site.example/simple"}, "--index-url https://pypi.site.example/simple"),
+])
+def test_pip_takes_the_source_the_site_named(hook_python, source, argv):
+    result, calls = mom_run(hook_python, dict(source, cray_atom_install_method="pip"))
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert calls[1] == ("python -m pip install --disable-pip-version-check %s "
+                        "requests==2.34.2 requests-unixsocket==0.4.1" % argv)
+
+
 def test_modules_still_missing_after_the_install_say_so(hook_python):
     hook_python["scenario"](fixed_by_install=False)
-    result, calls = mom_run(hook_python, {"cray_atom_install_method": "pip"})
+    result, calls = mom_run(hook_python, dict(CONFIGURED_INDEX, cray_atom_install_method="pip"))
     assert result.returncode != 0
     assert failure(result).startswith(
         (WHERE % hook_python["pbs_python"]) + "still cannot import " + "; ".join(MISSING)
@@ -297,8 +324,8 @@ def test_modules_still_missing_after_the_install_say_so(hook_python):
 
 def test_a_failed_pip_install_says_what_pip_said(hook_python):
     hook_python["scenario"](externally_managed=True, pip_error="error: externally-managed-environment")
-    result, calls = mom_run(hook_python, {"cray_atom_install_method": "pip",
-                                          "cray_atom_hook_python": hook_python["pip_python"]})
+    result, calls = mom_run(hook_python, dict(CONFIGURED_INDEX, cray_atom_install_method="pip",
+                                              cray_atom_hook_python=hook_python["pip_python"]))
     assert result.returncode != 0
     assert ("and installing requests==2.34.2 requests-unixsocket==0.4.1 with %s -m pip failed: "
             "error: externally-managed-environment. Install requests" % hook_python["pip_python"]) in failure(result)
