@@ -1,11 +1,10 @@
-"""Edges of the mom config file edits and of the pbs_mom process and log checks that
-mutation testing found untested.
+"""Edges of the mom config file edits and of the pbs_mom process and log checks the other tests
+leave unchecked.
 
-Each test kills mutants of ``plugins/module_utils/mom_config.py`` (the file's lines) and
-``mom_daemon.py`` (the pbs_mom process and its log) that the other unit tests
-let survive (docs/testing.md, "Mutation testing"): a file without a final newline, mixed
-line endings, a ``mom.lock`` without a pid, a mom running as another user, a log file that
-does not exist yet or changes with the day.
+The tests cover edges of ``plugins/module_utils/mom_config.py`` (the file's lines) and
+``mom_daemon.py`` (the pbs_mom process and its log) that the other unit tests leave unchecked:
+a file without a final newline, mixed line endings, a ``mom.lock`` without a pid, a mom running
+as another user, a log file that does not exist yet or changes with the day.
 """
 import errno
 import subprocess

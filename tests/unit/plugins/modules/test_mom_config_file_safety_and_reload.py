@@ -1,16 +1,14 @@
-"""hpc.pbs.mom_config behaviour that mutation testing found untested (docs/testing.md,
-"Mutation testing").
+"""hpc.pbs.mom_config behaviour the other tests leave unchecked.
 
-Each test kills mutants of ``plugins/modules/mom_config.py`` that the other unit tests let
-survive: the mode of a new config file under any umask (pbs_mom refuses a config others
-may write: "non-secure file access mask"), the temporary file beside the config (an atomic
-rename), the private lock file, the alarm warnings of a file holding an option several
-times (pbs_mom keeps the last line), the argument spec (required options, choices, the
-documented defaults and ranges, ``path`` expansion), idempotence without a running mom,
-the warnings about what the running mom holds, the failure texts, and what the task
-reports after the mom died on the new file. The running mom is faked at the module's
-boundary (its pid, SIGHUP outcome, exit and restart), or is the stand-in process of
-``test_mom_config_module``; waits run on a fake clock.
+The tests cover edges of ``plugins/modules/mom_config.py`` that the other unit tests leave
+unchecked: the mode of a new config file under any umask (pbs_mom refuses a config others may
+write: "non-secure file access mask"), the temporary file beside the config (an atomic rename),
+the private lock file, the alarm warnings of a file holding an option several times (pbs_mom
+keeps the last line), the argument spec (required options, choices, the documented defaults and
+ranges, ``path`` expansion), idempotence without a running mom, the warnings about what the
+running mom holds, the failure texts, and what the task reports after the mom died on the new
+file. The running mom is faked at the module's boundary (its pid, SIGHUP outcome, exit and
+restart), or is the stand-in process of ``test_mom_config_module``; waits run on a fake clock.
 """
 import errno
 import fcntl

@@ -1,11 +1,10 @@
-"""hpc.pbs.qmgr behaviour that mutation testing found untested (docs/testing.md, "Mutation
-testing"): a comma string is split into items for append and remove (so the task stays
-idempotent) and the check-mode prediction keeps the remaining items; the ``names`` errors;
-the exit code and command of a missing object (``qmgr -c "list queue nosuchq"`` exits 1,
-transcript k_); node names given as YAML numbers; the results hold what the server lists
-after the write (PBS lists a boolean as ``True``/``False``, a hook's ``enabled`` as
-``true``/``false``), for one object and for several; qmgr's warnings on stderr; a batch
-refused or a listing that cannot be read after the write; the diff headers naming each
+"""hpc.pbs.qmgr behaviour the other tests leave unchecked: a comma string is split into items for
+append and remove (so the task stays idempotent) and the check-mode prediction keeps the
+remaining items; the ``names`` errors; the exit code and command of a missing object (``qmgr -c
+"list queue nosuchq"`` exits 1, transcript k_); node names given as YAML numbers; the results
+hold what the server lists after the write (PBS lists a boolean as ``True``/``False``, a hook's
+``enabled`` as ``true``/``false``), for one object and for several; qmgr's warnings on stderr;
+a batch refused or a listing that cannot be read after the write; the diff headers naming each
 object."""
 import pytest
 

@@ -1,11 +1,10 @@
-"""The bundled cray_atom hook (files/hooks/cray_atom.py): what mutation testing found untested
-(docs/testing.md, "Mutation testing"). Its built-in defaults (the other tests give the hook
-the bundled config file, which repeats them), the ``pbs.ND_*`` sharing constants real PBS
-gives (the emulator gives the qmgr words), a multi-vnode host (vnodes named ``host[N]``,
-their host in ``resources_available``), a config file that cannot be read, the mandatory
-Python modules, the hook's own name in its messages (or ``cray_atom`` when pbs_python gives
-none), the request lines of the log, a stale registration's DELETE answering 200 or an
-error, and the exception a failed registration ends the hook with.
+"""The bundled cray_atom hook (files/hooks/cray_atom.py): what the other tests leave unchecked.
+Its built-in defaults (the other tests give the hook the bundled config file, which repeats
+them), the ``pbs.ND_*`` sharing constants real PBS gives (the emulator gives the qmgr words), a
+multi-vnode host (vnodes named ``host[N]``, their host in ``resources_available``), a config
+file that cannot be read, the mandatory Python modules, the hook's own name in its messages (or
+``cray_atom`` when pbs_python gives none), the request lines of the log, a stale registration's
+DELETE answering 200 or an error, and the exception a failed registration ends the hook with.
 
 Most tests run the unchanged hook through :mod:`mockpbs.hookrun` against the mock ATOM
 service, as test_cray_atom.py does; the constants, the defaults and the missing modules are

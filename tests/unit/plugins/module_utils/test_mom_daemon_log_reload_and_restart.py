@@ -1,10 +1,10 @@
-"""pbs_mom's process and log (plugins/module_utils/mom_daemon.py): what mutation testing
-found untested (docs/testing.md, "Mutation testing").
+"""pbs_mom's process and log (plugins/module_utils/mom_daemon.py): what the other tests leave
+unchecked.
 
 - The mom's last config read is found in a day file whatever the size of the first chunk
   read from its end: a file starting with the read, a last line still being written, a
   file without any read, an empty file; each search ends (a search that does not end
-  fails within seconds here, not at the mutation run's timeout).
+  fails within seconds here, not after a long timeout).
 - Repeated options and options the mom does not log leave the others compared.
 - Which log lines are a config rejection: the mom's ``parse_config, ...`` lines of
   transcript f_ (``failed, aborting`` and ``command name ... not found``), not another

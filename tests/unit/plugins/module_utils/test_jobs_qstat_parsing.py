@@ -1,7 +1,5 @@
-"""Edges of ``qstat -f`` parsing and job attributes that mutation testing found untested.
-
-Each test kills mutants of ``plugins/module_utils/jobs.py`` that the other unit tests let
-survive (docs/testing.md, "Mutation testing").
+"""Edges of ``qstat -f`` parsing and job attributes (``plugins/module_utils/jobs.py``) the
+other tests leave unchecked: continuation lines, unknown lines, a job without an owner.
 """
 import pytest
 

@@ -1,6 +1,5 @@
-"""module_utils.hooks: reading a hooks directory (server_priv/hooks, mom_priv/hooks) and
-the enabled hooks' alarms of an event (PP-928 interfaces 3 and 4), as mutation testing
-found untested (docs/testing.md, "Mutation testing")."""
+"""module_utils.hooks: reading a hooks directory (server_priv/hooks, mom_priv/hooks) and the
+enabled hooks' alarms of an event (PP-928 interfaces 3 and 4)."""
 from ansible_collections.hpc.pbs.plugins.module_utils import hooks
 
 

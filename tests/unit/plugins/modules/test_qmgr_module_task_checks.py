@@ -1,7 +1,6 @@
-"""hpc.pbs.qmgr task checks and plans that mutation testing found untested
-(docs/testing.md, "Mutation testing"): every problem of a task is reported, not only the
-first, and one attribute already as wanted does not stop the plan of the next; the
-argument spec's required options and choices."""
+"""hpc.pbs.qmgr task checks and plans the other tests leave unchecked: every problem of a task is
+reported, not only the first, and one attribute already as wanted does not stop the plan of the
+next; the argument spec's required options and choices."""
 import pytest
 
 from ansible_collections.hpc.pbs.plugins.module_utils import qmgr_plan

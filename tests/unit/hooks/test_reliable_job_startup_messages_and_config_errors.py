@@ -1,9 +1,8 @@
-"""The reliable_job_startup hook under the ``pbs`` emulator: what the second mutation run
-found untested (docs/testing.md, "Mutation testing"). The hook's name in the messages of
-both events, its bundled name when PBS gives none (``pbs_python --hook`` run on an input
-without a ``hook_name`` line leaves ``pbs.event().hook_name`` empty), a config file it
-cannot read, an increment the config rules accept but PBS's ``increment_chunks()`` cannot
-apply, and the failed vnodes named at launch."""
+"""The reliable_job_startup hook under the ``pbs`` emulator: what the other tests leave unchecked.
+The hook's name in the messages of both events, its bundled name when PBS gives none
+(``pbs_python --hook`` run on an input without a ``hook_name`` line leaves
+``pbs.event().hook_name`` empty), a config file it cannot read, an increment the config rules
+accept but PBS's ``increment_chunks()`` cannot apply, and the failed vnodes named at launch."""
 import json
 from pathlib import Path
 

@@ -1,8 +1,7 @@
-"""The bundled cgroup_resize hook (files/hooks/cgroup_resize.py), second half: what mutation
-testing found untested in its hierarchy and event code (docs/testing.md, "Mutation
-testing"). Which cgroup v1 mounts are used, an existing prefix cgroup, the memory nodes a job
-gets, a host where the job has no CPUs, the hook's messages (its own name, the cgroups used
-or removed) and removing a cgroup that the kernel still calls busy (kill_timeout).
+"""The bundled cgroup_resize hook (files/hooks/cgroup_resize.py), its hierarchy and event code.
+Which cgroup v1 mounts are used, an existing prefix cgroup, the memory nodes a job gets, a host
+where the job has no CPUs, the hook's messages (its own name, the cgroups used or removed) and
+removing a cgroup that the kernel still calls busy (kill_timeout).
 
 Whole events run through :mod:`mockpbs.harness` on the directory trees of
 test_cgroup_resize.py; the removal and mkdir failures load the hook file in-process (with a

@@ -1,5 +1,5 @@
-"""hpc.pbs.tolerate_node_failures: results and failure paths that mutation testing found
-untested (docs/testing.md, "Mutation testing"); qmgr faked at the process boundary."""
+"""hpc.pbs.tolerate_node_failures: results and failure paths the other tests leave unchecked; qmgr
+faked at the process boundary."""
 from ansible_collections.hpc.pbs.plugins.modules import tolerate_node_failures as tnf
 from hpc_pbs_module_fakes import run_module
 

@@ -1,9 +1,9 @@
-"""The bundled cgroup_resize hook (files/hooks/cgroup_resize.py): what mutation testing found
-untested (docs/testing.md, "Mutation testing"). Its built-in defaults (the other tests give
-the hook the full bundled config file), PBS sizes in every unit, where a vnode's host comes
-from when the event's vnode_list or the job's exec_host lacks it, the failure texts of a bad
-config or mount table, the hook's own name in its rejections, the walk up to the mom through
-/proc/<pid>/stat (proc(5)) and the kill_timeout wait.
+"""The bundled cgroup_resize hook (files/hooks/cgroup_resize.py): what the other tests leave
+unchecked. Its built-in defaults (the other tests give the hook the full bundled config file),
+PBS sizes in every unit, where a vnode's host comes from when the event's vnode_list or the
+job's exec_host lacks it, the failure texts of a bad config or mount table, the hook's own name
+in its rejections, the walk up to the mom through /proc/<pid>/stat (proc(5)) and the
+kill_timeout wait.
 
 Most tests load the hook file in-process as a module, with a stand-in ``pbs`` module (the
 hook calls ``main()`` only when run by pbs_python, as ``builtins``); the whole-event ones run

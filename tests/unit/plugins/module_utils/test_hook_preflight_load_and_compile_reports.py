@@ -1,6 +1,6 @@
-"""Hook preflight edges that mutation testing found untested (docs/testing.md, "Mutation
-testing"): the ``__name__`` the body is loaded with, what a failed compile hands to
-``fail_json``, why a body was not loaded without pbs_python, and a repeated ``close``."""
+"""Hook preflight edges the other tests leave unchecked: the ``__name__`` the body is loaded with,
+what a failed compile hands to ``fail_json``, why a body was not loaded without pbs_python, and
+a repeated ``close``."""
 import json
 
 import pytest

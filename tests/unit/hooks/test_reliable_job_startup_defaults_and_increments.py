@@ -1,8 +1,7 @@
-"""The reliable_job_startup hook under the ``pbs`` emulator: what mutation testing found
-untested (docs/testing.md, "Mutation testing"). Its built-in defaults (every other test
-gives the hook the full bundled config file, so a default the file repeats was never the
-one in force), increments of the wrong type or the text "1", and the hook's own name in
-its messages."""
+"""The reliable_job_startup hook under the ``pbs`` emulator: what the other tests leave unchecked.
+Its built-in defaults (every other test gives the hook the full bundled config file, so a
+default the file repeats was never the one in force), increments of the wrong type or the text
+"1", and the hook's own name in its messages."""
 import json
 from pathlib import Path
 

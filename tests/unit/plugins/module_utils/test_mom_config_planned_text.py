@@ -1,6 +1,5 @@
-"""module_utils.mom_config.planned_text keeps a line whose value already means the wanted
-one (no rewrite, so no reload of every mom on every run), as mutation testing found
-untested (docs/testing.md, "Mutation testing")."""
+"""module_utils.mom_config.planned_text keeps a line whose value already means the wanted one (no
+rewrite, so no reload of every mom on every run)."""
 from ansible_collections.hpc.pbs.plugins.module_utils import mom_config
 
 

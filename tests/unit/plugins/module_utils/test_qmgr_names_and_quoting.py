@@ -1,12 +1,11 @@
-"""Edges of the qmgr command builder that mutation testing found untested
-(docs/testing.md, "Mutation testing").
+"""Edges of the qmgr command builder the other tests leave unchecked.
 
-Each test kills mutants of ``plugins/module_utils/qmgr.py`` that the other unit tests let
-survive: the longest object names OpenPBS 23.06 stores (PBS_MAXSERVERNAME =
-PBS_MAXHOSTNAME 255, PBS_MAXSCHEDNAME 15, a hook name in a PBS_HOOK_NAME_SIZE 512 buffer
-with its NUL), the DEL character (127, a control character like those below 32), a value
-holding only one kind of quote (qmgr takes it quoted with the other kind), and what a failed
-qmgr call hands to ``fail_json``.
+The tests cover edges of ``plugins/module_utils/qmgr.py`` that the other unit tests leave
+unchecked: the longest object names OpenPBS 23.06 stores (PBS_MAXSERVERNAME = PBS_MAXHOSTNAME
+255, PBS_MAXSCHEDNAME 15, a hook name in a PBS_HOOK_NAME_SIZE 512 buffer with its NUL), the DEL
+character (127, a control character like those below 32), a value holding only one kind of
+quote (qmgr takes it quoted with the other kind), and what a failed qmgr call hands to
+``fail_json``.
 """
 import pytest
 

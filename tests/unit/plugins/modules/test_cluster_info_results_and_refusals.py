@@ -1,12 +1,11 @@
-"""hpc.pbs.cluster_info results and refusals that mutation testing found untested
-(docs/testing.md, "Mutation testing").
+"""hpc.pbs.cluster_info results and refusals the other tests leave unchecked.
 
-Each test kills mutants of ``plugins/modules/cluster_info.py`` that the other unit tests let
-survive: the keys of a host without PBS, where ``pbs_version`` comes from, a daemon whose
+The tests cover edges of ``plugins/modules/cluster_info.py`` that the other unit tests leave
+unchecked: the keys of a host without PBS, where ``pbs_version`` comes from, a daemon whose
 lock file names a live pid, a repeated mom option (pbs_mom's last line wins), what the server
 holds in ``default_qsub_arguments`` (OpenPBS 23.06 accepts ``-W tolerate_node_failures=bogus``
-and lists it, transcript d_), the failure texts naming the PBS command, the held-job entry,
-the hook-file comparison (the server's ``set_hook_name()`` takes a name with a dot) and the
+and lists it, transcript d_), the failure texts naming the PBS command, the held-job entry, the
+hook-file comparison (the server's ``set_hook_name()`` takes a name with a dot) and the
 argument spec's choices and element types. qmgr, pbsnodes and qstat are faked at the process
 boundary.
 """

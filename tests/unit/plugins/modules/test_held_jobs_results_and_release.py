@@ -1,17 +1,15 @@
-"""hpc.pbs.held_jobs behaviour that mutation testing found untested (docs/testing.md,
-"Mutation testing").
+"""hpc.pbs.held_jobs behaviour the other tests leave unchecked.
 
-Each test kills mutants of ``plugins/modules/held_jobs.py`` that the other unit tests let
-survive: the values RETURN documents as ``returned: always`` (with O(state=listed) too),
-the diff of a listing, the per-queue counts, the user of an entry, a qstat whose listing
-cannot be parsed, and what the module makes of real ``qrls`` stderr and exit codes
-(OpenPBS src/cmds/qrls.c: ``prt_job_err()`` prints ``qrls: <message> <job id>``; a lost
-connection prints the ``cnt2server()`` line, such as ``System call failure.``, then
-``qrls: cannot connect to server <server> (errno=<n>)`` without a job id; a security
-library that cannot start prints ``qrls: unable to initialize security library.`` and
-exits 1 before releasing anything; otherwise qrls exits with the errno of its last failure
-modulo 256), and ids and names given as YAML numbers. qstat and qrls are faked at the
-process boundary (``held_jobs_fakes``).
+The tests cover edges of ``plugins/modules/held_jobs.py`` that the other unit tests leave
+unchecked: the values RETURN documents as ``returned: always`` (with O(state=listed) too), the
+diff of a listing, the per-queue counts, the user of an entry, a qstat whose listing cannot be
+parsed, and what the module makes of real ``qrls`` stderr and exit codes (OpenPBS
+src/cmds/qrls.c: ``prt_job_err()`` prints ``qrls: <message> <job id>``; a lost connection
+prints the ``cnt2server()`` line, such as ``System call failure.``, then ``qrls: cannot connect
+to server <server> (errno=<n>)`` without a job id; a security library that cannot start prints
+``qrls: unable to initialize security library.`` and exits 1 before releasing anything;
+otherwise qrls exits with the errno of its last failure modulo 256), and ids and names given as
+YAML numbers. qstat and qrls are faked at the process boundary (``held_jobs_fakes``).
 """
 import pytest
 

@@ -1,17 +1,16 @@
-"""hpc.pbs.hook behaviour that mutation testing found untested (docs/testing.md, "Mutation
-testing").
+"""hpc.pbs.hook behaviour the other tests leave unchecked.
 
-Each test kills mutants of ``plugins/modules/hook.py`` (and of the rules it takes from
-``plugins/module_utils/hooks.py``) that the other unit tests let survive: the edges of the
+The tests cover edges of ``plugins/modules/hook.py`` (and of the rules it takes from
+``plugins/module_utils/hooks.py``) that the other unit tests leave unchecked: the edges of the
 ranges PBS accepts (``set_hook_order()``: 1-1000 for a site hook; ``set_hook_alarm()`` and
 ``set_hook_freq()``: "must be > 0"), ``fail_action`` (``set_hook_fail_action()``: ``none``
-cannot be combined with the others; the server lists the actions in its own order), what
-the preflight hands ``pbs_python --hook`` (the hook's alarm in the input file, the current
-config as ``pbs.hook_config_filename``), which imports are verified before a hook is
-enabled, a hook directory this user may not search (read through ``qmgr export``), the
-enabled state of a new hook, the reported attributes and diffs, the failure texts, and the
-argument spec (choices, defaults, ``path`` options, element types, the documentation).
-qmgr is faked at the process boundary; the preflight's interpreter runs for real.
+cannot be combined with the others; the server lists the actions in its own order), what the
+preflight hands ``pbs_python --hook`` (the hook's alarm in the input file, the current config
+as ``pbs.hook_config_filename``), which imports are verified before a hook is enabled, a hook
+directory this user may not search (read through ``qmgr export``), the enabled state of a new
+hook, the reported attributes and diffs, the failure texts, and the argument spec (choices,
+defaults, ``path`` options, element types, the documentation). qmgr is faked at the process
+boundary; the preflight's interpreter runs for real.
 """
 import os
 import sys
