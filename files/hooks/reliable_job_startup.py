@@ -18,6 +18,14 @@ hook config file (``pbs.hook_config_filename``), a JSON object:
                            default_queue. Default [].
     offline_failed_vnodes  at launch, set the vnodes of failed sisters
                            (``vnode_list_fail``, interface 5) offline. Default true.
+    record_failed_moms     at launch, after pruning, write the sister moms that failed
+                           to join or start the job, the hosts released, the chunks released
+                           and the time to the job's ``accounting_id`` as
+                           ``rjs_failed=<host>,<host>/released=<host>,<host>/chunks=<n>/at=<epoch>``
+                           (``rjs_failed=/...`` when none failed), which the server writes
+                           into the job's later accounting records (``e``, ``E``, ``R``) for
+                           hpc.pbs.accounting_report. A job whose accounting_id holds
+                           another value keeps it. Default true.
 
 queuejob: a job of a matching queue that has a select gets ``tolerate_node_failures``
 (unless it already has a value: an explicit value is kept; an explicit "none" opts the job
@@ -28,7 +36,9 @@ out of padding altogether), its original select saved as a string in
 execjob_launch: on the primary mom, for the top-level launch only (``PBS_NODEFILE`` in the
 environment), offline the failed vnodes, then ``release_nodes(keep_select=<saved select>)``
 (interface 8). When that cannot be satisfied by healthy nodes, the job gets a system hold,
-is requeued and the event is rejected, saying why.
+is requeued and the event is rejected, saying why. A failed sister is a host of the job's
+exec_host in ``failed_mom_list`` or missing from ``succeeded_mom_list``: real OpenPBS puts
+a sister that never joined in neither list.
 
 A config file that is not valid JSON or breaks the rules above makes the hook reject the
 event with a message naming the file and the problem; at execjob_launch the job is also
@@ -41,6 +51,7 @@ ends (exit 139), the mom then discarding everything the hook did (no pruning).
 """
 import json
 import re
+import time
 
 import pbs
 
@@ -50,7 +61,9 @@ DEFAULT_CONFIG = {
     "keep_select_resource": "site",
     "queues": [],
     "offline_failed_vnodes": True,
+    "record_failed_moms": True,
 }
+FAILED_MOMS_PREFIX = "rjs_failed="
 TOLERATE_VALUES = ("job_start", "all")
 INCREMENT_TEXT_RE = re.compile(r"^([0-9]+)(%?)$")
 CHUNK_INDEX_RE = re.compile(r"^[0-9]+$")
@@ -127,8 +140,9 @@ def check_config(config):
     queues = merged["queues"]
     if not isinstance(queues, list) or not all(isinstance(q, str) and q for q in queues):
         raise ConfigError("queues must be a list of queue names, not %r" % (queues,))
-    if not isinstance(merged["offline_failed_vnodes"], bool):
-        raise ConfigError("offline_failed_vnodes must be true or false, not %r" % (merged["offline_failed_vnodes"],))
+    for key in ("offline_failed_vnodes", "record_failed_moms"):
+        if not isinstance(merged[key], bool):
+            raise ConfigError("%s must be true or false, not %r" % (key, merged[key]))
     return merged
 
 
@@ -255,6 +269,51 @@ def release_nodes_kept(job, keep_select):
     return result
 
 
+def vnode_host(vnode):
+    """The mom host of a vnode name: ``mom1`` of ``mom1``, ``mom1[0]``, ``mom1.site:15002``.
+    (A mom hook's vnodes carry no ``resources_available.host`` and its job no exec_host
+    before pruning: the name is all there is.)"""
+    return str(vnode).split("[", 1)[0].split(":", 1)[0].split(".", 1)[0]
+
+
+def chunk_hosts(exec_vnode):
+    """``(mom1:ncpus=1)+(mom2[0]:ncpus=1+mom2[1]:ncpus=1)`` -> (chunk count, hosts in order)."""
+    chunks = re.findall(r"\(([^()]*)\)", str(exec_vnode or ""))
+    hosts = []
+    for chunk in chunks:
+        for piece in chunk.split("+"):
+            host = vnode_host(piece.split(":", 1)[0])
+            if host and host not in hosts:
+                hosts.append(host)
+    return len(chunks), hosts
+
+
+def failed_moms(job, hosts):
+    """Sister hosts of ``hosts`` (the job's before pruning, the primary first) that failed at
+    the job's start: in ``job.failed_mom_list`` (a sister that answered with an error) or
+    missing from ``job.succeeded_mom_list`` (real OpenPBS lists a sister that never joined
+    in neither); sorted."""
+    reported = set(vnode_host(h) for h in (getattr(job, "failed_mom_list", None) or []))
+    joined = set(vnode_host(h) for h in (getattr(job, "succeeded_mom_list", None) or []))
+    return sorted(h for h in hosts[1:] if h in reported or h not in joined)
+
+
+def record_text(failed, released, chunks, when):
+    """The accounting_id value: ``rjs_failed=<hosts>/released=<hosts>/chunks=<n>/at=<epoch>``."""
+    return "%s%s/released=%s/chunks=%d/at=%d" % (FAILED_MOMS_PREFIX, ",".join(failed), ",".join(released),
+                                                 chunks, int(when))
+
+
+def record_failed_moms(job, job_id, name, text):
+    """``job.accounting_id = text`` unless the job's accounting_id holds another value."""
+    current = job.accounting_id
+    current = str(current) if current is not None else ""
+    if current and not current.startswith(FAILED_MOMS_PREFIX):
+        pbs.logjobmsg(job_id, "%s: accounting_id %r kept, failed moms not recorded" % (name, current))
+        return
+    job.accounting_id = text
+
+
 def hold_and_requeue(event, message):
     """Give the job a system hold, requeue it and reject the event with ``message``."""
     event.job.Hold_Types = pbs.hold_types("s")
@@ -286,6 +345,8 @@ def on_execjob_launch(event, config):
     failed = sorted(event.vnode_list_fail.keys())
     if failed and config["offline_failed_vnodes"]:
         offline_failed_vnodes(event, job_id)
+    chunks_before, hosts_before = chunk_hosts(job.exec_vnode)
+    moms_failed = failed_moms(job, hosts_before)
     pruned = release_nodes_kept(job, keep_select)
     if pruned is None:
         hold_and_requeue(event, "%s: could not prune job %s back to its original select %s: not enough healthy nodes "
@@ -294,6 +355,11 @@ def on_execjob_launch(event, config):
         return
     pbs.logjobmsg(job_id, "%s: pruned to select %s, exec_vnode=%s (failed vnodes: %s)"
                   % (name, keep_select, pruned.exec_vnode, ", ".join(failed) or "none"))
+    if config["record_failed_moms"]:
+        chunks_after, hosts_after = chunk_hosts(pruned.exec_vnode)
+        released = [h for h in hosts_before if h not in hosts_after]
+        record_failed_moms(job, job_id, name, record_text(
+            moms_failed, released, max(chunks_before - chunks_after, 0), time.time()))
 
 
 def main():

@@ -323,6 +323,11 @@ class PrimaryMom:
                 if reply.get("resize_rejected") and rejection is None:
                     rejection = reply.get("error") or "execjob_resize hook rejected on %s" % host
                     record.sisters.remove(host)   # it already dropped the job
-        self.mom.send_server({"op": "mom_job_update", "jobid": jobid, "exec_vnode": new["exec_vnode"],
-                              "exec_host": new["exec_host"], "schedselect": new["schedselect"]})
+        update = {"op": "mom_job_update", "jobid": jobid, "exec_vnode": new["exec_vnode"],
+                  "exec_host": new["exec_host"], "schedselect": new["schedselect"]}
+        if record.job.get("accounting_id") is not None:
+            # pbs_mom returns the job's accounting_id with the pruned exec_vnode
+            # (mom_updates_bundle.c get_job_update(), mom_rtn_list).
+            update["accounting_id"] = str(record.job["accounting_id"])
+        self.mom.send_server(update)
         return rejection

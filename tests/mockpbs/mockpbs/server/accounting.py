@@ -16,6 +16,11 @@ def _head(job, with_start):
     fields = [
         "user=%s" % job.get("euser", ""), "group=%s" % job.get("egroup", ""),
         "project=%s" % job.get("project", "_pbs_project_default"),
+    ]
+    if job.get("accounting_id") is not None:
+        # accounting.c ACCOUNTING_ID_FMT: always quoted, after the project.
+        fields.append('accounting_id="%s"' % job["accounting_id"])
+    fields += [
         "jobname=%s" % job.get("Job_Name", ""), "queue=%s" % job.get("queue", ""),
         "ctime=%s" % job.get("ctime", ""), "qtime=%s" % job.get("qtime", ""),
         "etime=%s" % job.get("etime", ""),

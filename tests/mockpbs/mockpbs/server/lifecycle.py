@@ -232,6 +232,10 @@ def op_mom_job_update(ctx, message):
         nodes.assign(ctx, job, 1)
         ctx.log.job(pbslog.PBSEVENT_DEBUG3, job["id"], "update from Mom without session id")
         ctx.acct.record("s", job["id"], accounting.start_record(job))
+        if message.get("accounting_id") is not None:
+            # As stat_update(): the s record is written before the mom's other
+            # attributes (accounting_id among them) are applied to the job.
+            job["accounting_id"] = message["accounting_id"]
         ctx.state.save()
     ctx.wake_scheduler()
     return {"applied": True, "exec_host": job["exec_host"]}
