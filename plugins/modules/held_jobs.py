@@ -169,6 +169,7 @@ jobs:
     kind:
       description: C(job), C(array) or C(subjob).
       type: str
+      sample: job
     cause:
       description: C(failed_starts), C(reliable_startup_hook), C(tmpdir_security) or
         C(other) (see the module description).
@@ -177,9 +178,11 @@ jobs:
     queue:
       description: Queue name.
       type: str
+      sample: workq
     user:
       description: User part of C(Job_Owner).
       type: str
+      sample: pbsuser
     comment:
       description: The job's comment.
       type: str
@@ -196,6 +199,7 @@ jobs:
     array_id:
       description: For a subjob, its parent array's id; else null.
       type: str
+      sample: "14[].vm"
   sample: [{"id": "12.vm", "kind": "job", "cause": "failed_starts", "queue": "workq",
             "user": "pbsuser", "comment": "Not Running: PBS Error: Execution server rejected request",
             "run_count": 21, "hold_types": "s", "array_id": null}]
@@ -231,6 +235,7 @@ count:
     (O(state=listed)).
   returned: always
   type: int
+  sample: 2
 not_releasable:
   description: Held entries whose cause is in O(causes) but that C(qrls) cannot release
     alone - a subjob whose parent array has no system hold, or an array (and its subjobs)
@@ -239,17 +244,20 @@ not_releasable:
   returned: always
   type: list
   elements: str
+  sample: ["16[3].vm"]
 still_held:
   description: Ids that were to be released and are still under a system hold when the
     module listed again after releasing (empty in check mode and with O(state=listed)).
   returned: always
   type: list
   elements: str
+  sample: ["12.vm"]
 commands:
   description: The C(qrls) commands run (in check mode, that would run).
   returned: always
   type: list
   elements: list
+  sample: [["/opt/pbs/bin/qrls", "-h", "s", "12.vm", "14[].vm"]]
 '''
 
 import json

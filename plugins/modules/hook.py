@@ -286,21 +286,27 @@ preflight:
     interpreter:
       description: The interpreter that compiled (and loaded) the body.
       type: str
+      sample: /opt/pbs/bin/pbs_python
     python_version:
       description: Its Python version.
       type: str
+      sample: "3.11.2"
     compiled:
       description: Always true (a body that does not compile fails the task).
       type: bool
+      sample: true
     loaded:
       description: Whether pbs_python loaded the body once.
       type: bool
+      sample: true
     load_event:
       description: The event type of the empty event the body was loaded with.
       type: str
+      sample: queuejob
     not_loaded_because:
       description: Why the body was not loaded (no pbs_python, or one without hook mode).
       type: str
+      sample: "no pbs_python in PBS_EXEC/bin: the body was compiled by /usr/bin/python3"
     events:
       description:
         - Each event of the hook after the task - C(ran) whether it was run on its
@@ -309,6 +315,7 @@ preflight:
           C(not_run_because).
         - Absent in check mode and when the body was not loaded.
       type: dict
+      sample: {"queuejob": {"ran": true, "accepted": true, "reject_message": ""}}
       returned: when the body was loaded outside check mode
 commands:
   description: The qmgr commands fed on stdin, each qmgr invocation ending with C(list)
@@ -317,6 +324,8 @@ commands:
   returned: always
   type: list
   elements: str
+  sample: ["create hook reliable_job_startup", 'set hook reliable_job_startup event = "queuejob,execjob_launch"',
+           "list hook reliable_job_startup"]
 '''
 
 import os

@@ -238,12 +238,14 @@ reloaded:
   description: Whether SIGHUP was sent to pbs_mom and the reload was verified.
   returned: always
   type: bool
+  sample: true
 reload_reason:
   description: Why pbs_mom was (or in check mode would be) reloaded - the file changed,
     the running mom had not loaded the file (with the values it runs with), or
     C(reload=always); C(null) when it was not.
   returned: always
   type: str
+  sample: "the config file changed"
 alarm_sums:
   description: Sums of the alarms of the enabled hooks this mom has, by option
     (C(job_launch_delay) - execjob_prologue, C(sister_join_job_alarm) - execjob_begin);
@@ -255,6 +257,7 @@ path:
   description: The config file managed.
   returned: always
   type: str
+  sample: /var/spool/pbs/mom_priv/config
 '''
 
 import errno

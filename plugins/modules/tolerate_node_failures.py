@@ -95,11 +95,14 @@ previous:
   description: The attribute before the task (empty string when it was unset).
   returned: always
   type: str
+  sample: "-r n -W umask=022"
 commands:
   description: The qmgr commands fed on stdin (the ones that would run in check mode).
   returned: always
   type: list
   elements: str
+  sample: ['set server default_qsub_arguments = "-r n -W umask=022 -W tolerate_node_failures=job_start"',
+           "list server default_qsub_arguments"]
 '''
 
 from ansible.module_utils.basic import AnsibleModule
