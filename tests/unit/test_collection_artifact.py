@@ -121,3 +121,43 @@ def test_ansible_doc_renders_installed_module(installed, module):
     assert proc.returncode == 0, proc.stderr
     assert "hpc.pbs.%s" % module in proc.stdout
     assert "OPTIONS" in proc.stdout
+
+
+def requirement_lines(path):
+    with open(path) as handle:
+        return [line.split("#", 1)[0].strip() for line in handle if line.split("#", 1)[0].strip()]
+
+
+def test_execution_environment_requirements_are_ranges_the_tested_pins_satisfy():
+    """meta/ee-requirements.txt: each library a plugin imports, as a range with a lower and an
+    upper bound (an execution environment shared with other collections can satisfy it; no
+    exact pins, no libraries only those libraries need), and the version requirements.txt
+    pins for the tests is inside it."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    with open(os.path.join(REPO, "meta", "execution-environment.yml")) as handle:
+        python_file = yaml.safe_load(handle)["dependencies"]["python"]
+    requirements = [Requirement(line) for line in requirement_lines(os.path.join(REPO, python_file))]
+    assert requirements, python_file
+    pinned = {}
+    for line in requirement_lines(os.path.join(REPO, "requirements.txt")):
+        requirement = Requirement(line)
+        pinned[canonicalize_name(requirement.name)] = [s.version for s in requirement.specifier if s.operator == "=="]
+    plugin_text = ""
+    for folder, _dirs, files in os.walk(os.path.join(REPO, "plugins")):
+        for name in files:
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name)) as handle:
+                    plugin_text += handle.read()
+    for requirement in requirements:
+        operators = sorted(s.operator for s in requirement.specifier)
+        assert "==" not in operators and "===" not in operators, "%s is pinned, not a range" % requirement
+        assert any(o in (">=", ">") for o in operators) and any(o in ("<", "<=") for o in operators), \
+            "%s needs a lower and an upper bound" % requirement
+        module = requirement.name.replace("-", "_")
+        assert "import %s" % module in plugin_text or "from %s " % module in plugin_text, \
+            "%s: no plugin imports it" % requirement.name
+        tested = pinned.get(canonicalize_name(requirement.name))
+        assert tested, "%s is not pinned in requirements.txt" % requirement.name
+        assert requirement.specifier.contains(tested[0], prereleases=True), (str(requirement), tested)
