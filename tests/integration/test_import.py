@@ -1,0 +1,224 @@
+"""playbooks/import.yml: adopt a cluster configured by hand.
+
+One 2-mom cluster per backend (module scope) is configured with qmgr and mom_priv/config
+only, as a site would have done it: the bundled reliable_job_startup body imported by hand
+with its own order, alarm and a config whose increment and queues differ from the bundled
+default; the scheduler's job_run_wait; a default_qsub_arguments holding
+-W tolerate_node_failures= among other arguments; $sister_join_job_alarm differing on one
+mom; a site hook of the site's own that the collection does not manage. The import then
+writes group_vars / host_vars beside a copy of the inventory, and with them site.yml
+--check changes nothing, audit.yml reports no drift and site.yml changes nothing. The
+cluster (qmgr's lists, the server's hook files, the moms' config files) is compared before
+and after. The refusals of import_dir, a body that is not the bundled one and the
+removal of an earlier import's stale file run on the mock only (the playbook reads them
+through the same modules on both backends).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pbsjobs  # noqa: E402
+from test_audit import copies_match_server  # noqa: E402
+from test_rollout import PBS_HOME, QMGR, REPO, SERVER, wait_until  # noqa: E402
+from test_site_sched import RECAP_RE, ansible_env  # noqa: E402
+
+pytestmark = [pytest.mark.integration, pytest.mark.cluster_moms(2)]
+
+IMPORT = os.path.join(REPO, "playbooks", "import.yml")
+SITE = os.path.join(REPO, "playbooks", "site.yml")
+AUDIT = os.path.join(REPO, "playbooks", "audit.yml")
+HOOK = "reliable_job_startup"
+OTHER_HOOK = "site_accounting"
+OTHER_BODY = "import pbs\npbs.event().accept()\n"
+BUNDLED_BODY = os.path.join(REPO, "files", "hooks", "reliable_job_startup.py")
+BUNDLED_CONFIG = os.path.join(REPO, "files", "hooks", "reliable_job_startup.json")
+MOM_VALUES = {"mom1": {"sister_join_job_alarm": 45, "job_launch_delay": 50},
+              "mom2": {"sister_join_job_alarm": 60, "job_launch_delay": 50}}
+
+
+def role_config_text(config):
+    """What the role imports: to_nice_json(indent=2) of the merged config."""
+    return json.dumps(config, indent=2, sort_keys=True, separators=(",", ": "))
+
+
+def site_config():
+    with open(BUNDLED_CONFIG) as handle:
+        config = json.load(handle)
+    config.update(increment=2, queues=["workq"])
+    return config
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    return ansible_env(tmp_path_factory.mktemp("ansible"))
+
+
+def qmgr(cluster, *directives):
+    """The directives in one qmgr call (commands on stdin; real qmgr stops at the first
+    that fails and exits non-zero)."""
+    cluster.exec(SERVER, [QMGR], input="".join(d + "\n" for d in directives), check=True)
+
+
+def stage(cluster, hook, content_type, text):
+    """Write ``text`` on the server for ``import hook``; the qmgr directive importing it."""
+    path = "/tmp/import-test-%s.%s" % (hook, "py" if content_type == "application/x-python" else "json")
+    pbsjobs.write_node_file(cluster, SERVER, path, text)
+    return "import hook %s %s default %s" % (hook, content_type, path)
+
+
+@pytest.fixture(scope="module")
+def handmade(pbs_cluster):
+    """The cluster as a site configured it by hand (see the module docstring)."""
+    cluster = pbs_cluster
+    with open(BUNDLED_BODY) as handle:
+        body = handle.read()
+    qmgr(cluster, "create hook %s" % HOOK, "set hook %s event = 'queuejob,execjob_launch'" % HOOK,
+         "set hook %s order = 5" % HOOK, "set hook %s alarm = 40" % HOOK,
+         stage(cluster, HOOK, "application/x-python", body),
+         stage(cluster, HOOK, "application/x-config", role_config_text(site_config())),
+         "set hook %s enabled = true" % HOOK,
+         "create hook %s" % OTHER_HOOK, "set hook %s event = queuejob" % OTHER_HOOK,
+         stage(cluster, OTHER_HOOK, "application/x-python", OTHER_BODY),
+         "set hook %s enabled = true" % OTHER_HOOK,
+         "set sched default job_run_wait = execjob_hook",
+         "set server default_qsub_arguments = '-r n -W tolerate_node_failures=job_start'")
+    for mom, options in MOM_VALUES.items():
+        pbsjobs.set_mom_config(cluster, mom, options)
+    # The server copies the hook files to the moms on its own time.
+    wait_until(lambda: copies_match_server(cluster, HOOK), "the moms' copies of %s" % HOOK)
+    return cluster
+
+
+def snapshot(cluster):
+    """What the import must not change: qmgr's lists, the server's hook files, the moms'
+    config files and their hook copies (one call per node)."""
+    lists = cluster.exec(SERVER, ["sh", "-c", "for o in server sched hook pbshook; do %s -c \"list $o\"; done; "
+                                  "cd %s && sha256sum server_priv/hooks/*.*" % (QMGR, PBS_HOME)], check=True).stdout
+    moms = [cluster.exec(mom, ["sh", "-c", "cd %s && sha256sum mom_priv/hooks/*.* mom_priv/config" % PBS_HOME],
+                         check=True).stdout for mom in ("mom1", "mom2")]
+    return lists, moms
+
+
+def run(inventory, env, playbook, extra_vars=None, *more):
+    """``ansible-playbook``: ``(rc, output, {host: recap counts})``."""
+    argv = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", inventory,
+            playbook, "-e", json.dumps(extra_vars or {})] + list(more)
+    proc = subprocess.run(argv, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          stdin=subprocess.DEVNULL, text=True, timeout=600, check=False)
+    recap = dict((m.group(1), dict(changed=int(m.group(3)), failed=int(m.group(5))))
+                 for m in RECAP_RE.finditer(proc.stdout))
+    return proc.returncode, proc.stdout, recap
+
+
+def import_into(cluster, env, import_dir):
+    """Run the import into ``import_dir`` with a copy of the cluster's inventory there."""
+    os.makedirs(str(import_dir), exist_ok=True)
+    inventory = os.path.join(str(import_dir), "hosts.ini")
+    shutil.copy(cluster.inventory, inventory)
+    rc, out, recap = run(inventory, env, IMPORT, {"import_dir": str(import_dir)})
+    assert rc == 0, out
+    return inventory, out
+
+
+def read_yaml(path):
+    with open(path) as handle:
+        return yaml.safe_load(handle)
+
+
+def test_import_then_site_check_audit_and_site_change_nothing(handmade, env, tmp_path):
+    cluster = handmade
+    if cluster.backend == "mock":
+        # Without the import, site.yml would change the hand-made cluster (the test of the
+        # import is not empty): on the mock only, to keep the real tier short.
+        rc, out, recap = run(cluster.inventory, env, SITE, {}, "--check")
+        assert rc == 0, out
+        assert sum(r["changed"] for r in recap.values()) > 0, out
+    before = snapshot(cluster)
+    import_dir = tmp_path / "imported"
+    inventory, out = import_into(cluster, env, import_dir)
+    assert snapshot(cluster) == before, "the import changed the cluster"
+
+    common = read_yaml(str(import_dir / "group_vars" / "all.yml"))
+    assert common == {
+        "reliable_job_startup_hook_name": HOOK, "reliable_job_startup_hook_enabled": True,
+        "reliable_job_startup_hook_order": 5, "reliable_job_startup_hook_alarm": 40,
+        "reliable_job_startup_config": {"increment": 2, "queues": ["workq"]},
+        "sched_tuning_job_run_wait": "execjob_hook", "site_tolerate_node_failures": "job_start"}
+    assert read_yaml(str(import_dir / "group_vars" / "pbs_mom.yml")) == {
+        "reliable_job_startup_job_launch_delay": 50, "reliable_job_startup_sister_join_job_alarm": 45}
+    assert sorted(os.listdir(str(import_dir / "host_vars"))) == ["mom2.yml"]
+    assert read_yaml(str(import_dir / "host_vars" / "mom2.yml")) == {
+        "reliable_job_startup_sister_join_job_alarm": 60}
+    assert "hook not managed by the collection (left as it is): %s (site)" % OTHER_HOOK in out
+    assert "site.yml --check should change nothing" in out
+    assert not os.path.exists(str(import_dir / "hook_bodies"))
+
+    rc, out, recap = run(inventory, env, SITE, {}, "--check")
+    assert rc == 0, out
+    assert set(recap) == {SERVER, "mom1", "mom2"} and all(r["changed"] == 0 for r in recap.values()), out
+
+    report = str(tmp_path / "audit.json")
+    rc, out, recap = run(inventory, env, AUDIT, {"audit_report_path": report,
+                                                  "audit_timeouts_report_path": str(tmp_path / "timeouts.json")})
+    assert rc == 0, out
+    with open(report) as handle:
+        assert json.load(handle) == [], out
+
+    rc, out, recap = run(inventory, env, SITE)
+    assert rc == 0, out
+    assert set(recap) == {SERVER, "mom1", "mom2"} and all(r["changed"] == 0 for r in recap.values()), out
+    assert snapshot(cluster) == before, "site.yml changed the imported cluster"
+
+
+def require_mock(cluster):
+    if cluster.backend != "mock":
+        pytest.skip("read through the same modules on both backends; mock only to keep the real tier short")
+
+
+@pytest.mark.parametrize("import_dir, message", [
+    (None, "import_dir is not set"),
+    ("/proc/import-here", "cannot be written"),
+    ("/nonexistent/a/b", "does not exist"),
+])
+def test_bad_import_dir_is_refused_before_anything_is_read(handmade, env, import_dir, message):
+    require_mock(handmade)
+    extra = {} if import_dir is None else {"import_dir": import_dir}
+    rc, out, recap = run(handmade.inventory, env, IMPORT, extra)
+    assert rc != 0, out
+    assert message in out and "accepted:" in out, out
+    assert "TASK [Read pbs.conf" not in out, out
+    assert SERVER not in recap, out
+
+
+def test_own_body_kept_in_a_file_and_an_earlier_imports_stale_file_removed(handmade, env, tmp_path):
+    """A body that is not the bundled one is written out and said; a host_vars file an
+    earlier import wrote (its marker) that this one does not write again is removed (a mom
+    that no longer differs, or left the inventory), a file of the site's own is kept."""
+    cluster = handmade
+    require_mock(cluster)
+    import_dir = tmp_path / "imported"
+    (import_dir / "host_vars").mkdir(parents=True)
+    stale = "---\n# Written by hpc.pbs playbooks/import.yml: an earlier import.\nreliable_job_startup_job_launch_delay: 9\n"
+    (import_dir / "host_vars" / "mom3.yml").write_text(stale)
+    (import_dir / "host_vars" / "mom1.yml").write_text("---\nsite_own_variable: 1\n")
+    with open(BUNDLED_BODY) as handle:
+        own_body = handle.read() + "\n# the site's own change\n"
+    qmgr(cluster, stage(cluster, HOOK, "application/x-python", own_body))
+    try:
+        before = snapshot(cluster)
+        inventory, out = import_into(cluster, env, import_dir)
+        assert snapshot(cluster) == before, "the import changed the cluster"
+        with open(str(import_dir / "hook_bodies" / (HOOK + ".py"))) as handle:
+            assert handle.read() == own_body
+        assert "site.yml would still change: hook %s runs a body that is not the bundled one" % HOOK in out, out
+        assert sorted(os.listdir(str(import_dir / "host_vars"))) == ["mom1.yml", "mom2.yml"]
+        assert read_yaml(str(import_dir / "host_vars" / "mom1.yml")) == {"site_own_variable": 1}
+    finally:
+        with open(BUNDLED_BODY) as handle:
+            qmgr(cluster, stage(cluster, HOOK, "application/x-python", handle.read()))
