@@ -167,3 +167,21 @@ def test_the_cgroup_resize_role_says_how_the_join_wait_changes(cluster, env, tmp
         assert "goes from" not in out, out
     finally:
         pbsjobs.delete_hook(cluster, "cgroup_resize")
+
+
+def test_the_cray_atom_role_says_how_the_join_wait_changes_in_check_mode(cluster, env, tmp_path):
+    """Before it installs the bundled ATOM hook (execjob_begin, alarm 300) beside an enabled
+    90 s execjob_begin hook, the role says 90 -> 390 s, in check mode, changing nothing."""
+    if cluster.backend != "mock":
+        pytest.skip("the role's text is made on the controller from the same server read on both "
+                    "backends; run on the mock only to keep the real tier short")
+    pbsjobs.install_hook(cluster, HOOK, ["execjob_begin"], BODY, alarm=90)
+    pbsjobs.delete_hook(cluster, "cray_atom")
+    rc, out, counts = run_playbook(cluster, env, os.path.join(REPO, "playbooks", "cray_atom.yml"),
+                                   {"cray_atom_hook_source": "bundled"}, "--check")
+    assert rc == 0, out
+    assert ("hook cray_atom: on every mom whose mom_priv/config has no $sister_join_job_alarm line, "
+            "$sister_join_job_alarm goes from 90 s to 390 s (the sum of the alarms of the enabled "
+            "execjob_begin hooks: cray_atom 300 s + %s 90 s)" % HOOK) in out, out
+    listed = pbsjobs.qmgr(cluster, "list hook", check=False).stdout
+    assert "Hook cray_atom" not in listed, listed
