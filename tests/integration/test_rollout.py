@@ -146,6 +146,29 @@ def rollout_vars(value, **more):
     return extra
 
 
+SCHEMA = os.path.join(REPO, "roles", "rollout", "files", "report.schema.json")
+
+
+def read_report(path):
+    """The rollout's JSON report at ``path``, checked against the schema the role ships."""
+    import jsonschema  # the controller's dependency (hpc.pbs.json_schema_errors)
+    with open(path) as handle:
+        report = json.load(handle)
+    with open(SCHEMA) as handle:
+        jsonschema.Draft202012Validator(json.load(handle)).validate(report)
+    return report
+
+
+def assert_report_run(report, cluster, check_mode=False):
+    """The run metadata of ``report``: this controller, this inventory, ended after it started."""
+    run = report["run"]
+    assert run["inventory"] == [os.path.abspath(cluster.inventory)], run
+    assert run["check_mode"] is check_mode and run["user"] and run["controller_host"], run
+    assert run["ansible_core_version"][:1].isdigit() and run["collection_version"][:1].isdigit(), run
+    assert run["started"] <= run["ended"], run
+    assert report["rollout_id"].startswith("rjs-"), report["rollout_id"]
+
+
 def assert_done(cluster, mom, value):
     attrs = node_attributes(cluster, mom)
     assert "offline" not in attrs["state"].split(","), (mom, attrs)
@@ -229,8 +252,12 @@ def test_mom_killed_mid_batch_fails_only_that_host(pbs_cluster, env, tmp_path):
                          input=script, check=True).stdout.strip()
     wait_until(lambda: "jobs" in node_attributes(cluster, "mom4"), "job %s running on mom4" % jobid)
 
+    # This run writes its report and, as for a large site, a recap without one line per mom.
+    report_path = str(tmp_path / "rollout-report.json")
     run = BackgroundPlaybook(playbook_argv(cluster.inventory, ROLLOUT,
-                                           rollout_vars(12, rollout_drain=True, rollout_max_fail_percentage=50)), env)
+                                           rollout_vars(12, rollout_drain=True, rollout_max_fail_percentage=50,
+                                                        rollout_report_path=report_path,
+                                                        rollout_recap_list_moms=0)), env)
     run.read_until(r'"Batch 2: mom3, mom4')
     wait_until(lambda: node_attributes(cluster, "mom3").get("comment", "").startswith("hpc.pbs rollout ")
                and "offline" in node_attributes(cluster, "mom3")["state"], "mom3 offline by the rollout")
@@ -247,6 +274,25 @@ def test_mom_killed_mid_batch_fails_only_that_host(pbs_cluster, env, tmp_path):
     assert "failed: Check that pbs_mom took the new values: pbs_mom is not running" in mom3["comment"]
     for mom in ("mom1", "mom2", "mom4"):
         assert_done(cluster, mom, 12)
+    # The recap: the totals and only mom3, the mom that needs a person; the report: every mom.
+    assert re.search(r"Rollout rjs-[0-9a-f]+: 4 moms: done 3, already done 0, failed 1, left offline 0, "
+                     r"not reached 0", out), out
+    assert "mom3: failed, still offline: Check that pbs_mom took the new values: pbs_mom is not running" in out, out
+    for mom in ("mom1", "mom2", "mom4"):
+        assert "%s: done" % mom not in out, out
+    report = read_report(report_path)
+    assert_report_run(report, cluster)
+    assert report["totals"] == {"moms": 4, "done": 3, "already_done": 0, "failed": 1, "left_offline": 0,
+                                "not_reached": 0}, report["totals"]
+    assert report["settings"]["drain"] is True and report["settings"]["sister_join_job_alarm"] == 12, report
+    assert report["stopped"] is None and report["health_gate"] == [], report  # the gate's tag is skipped
+    assert report["moms"]["mom3"]["outcome"] == "failed" and report["moms"]["mom3"]["batch"] == 2, report
+    assert "pbs_mom is not running" in report["moms"]["mom3"]["reason"], report
+    assert [report["moms"][mom]["batch"] for mom in MOMS] == [1, 1, 2, 2], report
+    for mom in MOMS:
+        entry = report["moms"][mom]
+        assert entry["node"] == mom and entry["started"] <= entry["ended"] and entry["seconds"] >= 0, entry
+        assert entry["outcome"] == ("failed" if mom == "mom3" else "done"), entry
 
     # The site fixes mom3 and runs the same rollout again: only mom3 is done this time.
     cluster.start_mom("mom3")
@@ -472,10 +518,14 @@ def test_rerun_with_reliable_job_startup_vars_touches_no_host(pbs_cluster, env):
     assert hook_task.split("TASK [", 1)[0].count("skipping: [%s]" % SERVER) == 1, out
 
 
-def test_check_mode_recap_says_would_be_done(pbs_cluster, env):
+def test_check_mode_recap_says_would_be_done(pbs_cluster, env, tmp_path):
     cluster = pbs_cluster
-    rc, out, counts = run_playbook(cluster, env, ROLLOUT, rjs_vars(24), "--check")
+    report_path = str(tmp_path / "check-report.json")
+    rc, out, counts = run_playbook(cluster, env, ROLLOUT, rjs_vars(24, rollout_report_path=report_path), "--check")
     assert rc == 0, out
+    report = read_report(report_path)  # the report is written in check mode too, and says so
+    assert_report_run(report, cluster, check_mode=True)
+    assert report["totals"]["done"] == 4 and report["settings"]["job_launch_delay"] == 24, report
     for mom in MOMS:
         assert "%s: would be done" % mom in out, out
         assert "%s: done" % mom not in out, out
@@ -561,7 +611,7 @@ def node_problem_during_canary(cluster, gate_env, settings, make_problem, tag):
     return rc, out
 
 
-def test_health_gate_stops_before_the_next_batch_and_names_the_vnode(pbs_cluster, gate_env):
+def test_health_gate_stops_before_the_next_batch_and_names_the_vnode(pbs_cluster, gate_env, tmp_path):
     cluster = pbs_cluster
     before = {mom: mom_config_lines(cluster, mom, "job_launch_delay") for mom in MOMS}
 
@@ -569,7 +619,8 @@ def test_health_gate_stops_before_the_next_batch_and_names_the_vnode(pbs_cluster
         cluster.stop_mom("mom3")
         wait_until(lambda: "down" in node_attributes(cluster, "mom3")["state"], "mom3 down on the server")
 
-    settings = rollout_vars(25, rollout_canary_hosts=1, rollout_drain=True)
+    report_path = str(tmp_path / "gate-report.json")
+    settings = rollout_vars(25, rollout_canary_hosts=1, rollout_drain=True, rollout_report_path=report_path)
     try:
         rc, out = node_problem_during_canary(cluster, gate_env, settings, stop_mom3, "stop")
     finally:
@@ -589,6 +640,19 @@ def test_health_gate_stops_before_the_next_batch_and_names_the_vnode(pbs_cluster
         assert attrs["state"] == "free" and "comment" not in attrs, (mom, attrs)
         assert mom_config_lines(cluster, mom, "job_launch_delay") == before[mom]
         assert mom_log_count(cluster, mom, "job_launch_delay", 25) == 0
+    # The report holds the gate's finding and the stop; the moms not reached are said so.
+    report = read_report(report_path)
+    assert_report_run(report, cluster)
+    assert report["stopped"].startswith(stop), report["stopped"]
+    assert [(f["batch"], f["allowed"], [p["name"] for p in f["new_problems"]]) for f in report["health_gate"]] \
+        == [(1, 0, ["mom3"])], report["health_gate"]
+    assert "down" in report["health_gate"][0]["new_problems"][0]["detail"], report["health_gate"]
+    assert report["moms"]["mom1"]["outcome"] == "done" and report["moms"]["mom1"]["batch"] == 1, report
+    for mom in ("mom2", "mom3", "mom4"):
+        assert report["moms"][mom]["outcome"] == "not reached", report["moms"][mom]
+        assert report["moms"][mom]["reason"].startswith("rollout stopped: "), report["moms"][mom]
+    assert re.search(r"Rollout rjs-[0-9a-f]+: 4 moms: done 1, already done 0, failed 0, left offline 0, "
+                     r"not reached 3", out), out
     wait_mom_up(cluster, "mom3")
 
 
@@ -617,3 +681,7 @@ def test_health_gate_threshold_lets_one_new_problem_pass(pbs_cluster, gate_env, 
     assert "mom3: done left offline: it was offline before the rollout" in out, out
     for mom in ("mom1", "mom2", "mom4"):
         assert_done(cluster, mom, 26)
+    # The recap's totals count mom3 as left offline, and name it as a mom that needs a person.
+    assert re.search(r"Rollout rjs-[0-9a-f]+: 4 moms: done 3, already done 0, failed 0, left offline 1, "
+                     r"not reached 0", out), out
+    assert "mom3: left offline: it was offline before the rollout" in out, out

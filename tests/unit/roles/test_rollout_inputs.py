@@ -134,3 +134,25 @@ def test_tags_select_the_parts(tmp_path):
     without_gate = list_tasks(tmp_path, "--skip-tags", "health_gate")
     assert "Mark the node offline" in without_gate and "Install the reliable_job_startup hook with its config" in without_gate
     assert not any(task in without_gate for task in GATE_TASKS)
+
+
+@pytest.mark.parametrize("path", ["/proc/rollout-report.json", "/nonexistent-dir/rollout-report.json", "/tmp"])
+def test_report_path_that_cannot_be_written_stops_the_run(fake_pbs, path):
+    rc, output, recap = run_rollout(fake_pbs, dict(GOOD, rollout_report_path=path))
+    assert "rollout_report_path: " in output and "or leave it unset for no report" in output, output
+    assert_nothing_touched(fake_pbs, rc, output, recap)
+
+
+@pytest.mark.parametrize("value", ["many", -1])
+def test_bad_recap_list_limit_stops_the_run(fake_pbs, value):
+    rc, output, recap = run_rollout(fake_pbs, dict(GOOD, rollout_recap_list_moms=value))
+    assert re.search(r"rollout_recap_list_moms must be a whole number >= 0|argument 'rollout_recap_list_moms' is of "
+                     r"type \S+ and we were unable to convert to int", output), output
+    assert_nothing_touched(fake_pbs, rc, output, recap)
+
+
+def test_report_path_in_a_writable_directory_passes_the_checks(fake_pbs, tmp_path):
+    rc, output, recap = run_rollout(fake_pbs, dict(GOOD, rollout_report_path=str(tmp_path / "report.json"),
+                                                   rollout_recap_list_moms=0))
+    assert "rollout_report_path: " not in output and "unknown variable" not in output, output
+    assert fake_pbs["calls"].exists(), output
