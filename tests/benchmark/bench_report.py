@@ -191,3 +191,72 @@ def replace_doc_section(text, section):
     if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
         raise ValueError("expected one %s line before one %s line" % (DOC_START, DOC_END))
     return "".join(lines[:starts[0]]) + block + "".join(lines[ends[0] + 1:])
+
+
+# ------------------------------------------------------------------ the rollout at scale (--scenario rollout)
+# Results of ``bench_rollout.py --scenario rollout`` (``--json`` writes the same): as above,
+# but each cluster's ``runs`` are ROLLOUT_RUNS, each {"seconds": [...], "counted_seconds",
+# "qmgr_invocations", "round_trips": {"server": trips on the server, "mom": per mom},
+# "batches": batches the run announced, "cpu_seconds": controller CPU (user + system of
+# ansible and its children) of the counted run, "changed"}; and each backend entry may have
+# "tree": the collection checkout that ran (e.g. "HEAD" for the code before a change).
+
+ROLLOUT_RUNS = ("ping", "rollout with work", "rollout re-run", "rollout with failures")
+
+
+def rollout_row(moms, name, run, ping_seconds):
+    """One markdown table row of the rollout scenario."""
+    batches = run.get("batches") or 0
+    trips = run.get("round_trips") or {}
+    seconds = median(run.get("seconds") or []) or run.get("counted_seconds")
+    per_batch = trips.get("server") / batches if batches and trips.get("server") is not None else None
+    qmgr_per_batch = run.get("qmgr_invocations") / batches if batches and run.get("qmgr_invocations") is not None \
+        else None
+    return "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        moms, name, _number(seconds, 1), _number(ratio(seconds, ping_seconds), 1), batches,
+        run.get("qmgr_invocations", "-"), _number(qmgr_per_batch, 1), _number(trips.get("server"), 0),
+        _number(per_batch, 1), _number(trips.get("mom"), 1), _number(run.get("cpu_seconds"), 1))
+
+
+def rollout_target(run, ping_seconds):
+    """The target of the rollout with work - wall time at most 2 x (ping x batches + the
+    reload waits); the reload waits are not measured apart, so this is the bound without
+    them (stricter): ``(seconds, bound)`` or None when a number is missing."""
+    seconds = median(run.get("seconds") or []) or run.get("counted_seconds")
+    if seconds is None or not ping_seconds or not run.get("batches"):
+        return None
+    return seconds, 2 * ping_seconds * run["batches"]
+
+
+def rollout_markdown(results):
+    """The report of ``--scenario rollout``: one table per backend (and tree)."""
+    lines = ["## Rollout at scale (%s, %s)" % (results.get("date", "?"), results.get("command", "")), "",
+             "Machine: %s. ansible-core %s; ansible.cfg: %s." % (
+                 results.get("machine"), results.get("ansible_core"), results.get("ansible_cfg")), ""]
+    for backend in results.get("backends", []):
+        title = backend["name"] + (" (tree %s)" % backend["tree"] if backend.get("tree") else "")
+        lines.append("### %s" % title)
+        lines.append("")
+        if backend.get("skipped"):
+            lines += ["Skipped: %s" % backend["skipped"], ""]
+            continue
+        lines.append("| moms | run | wall s | x ping | batches | qmgr calls | qmgr / batch | server trips | "
+                     "server trips / batch | trips / mom | controller CPU s |")
+        lines.append("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        notes = []
+        for cluster in backend.get("clusters", []):
+            runs = cluster.get("runs", {})
+            ping = median((runs.get("ping") or {}).get("seconds") or [])
+            for name in ROLLOUT_RUNS:
+                if name in runs:
+                    lines.append(rollout_row(cluster["moms"], name, runs[name], ping))
+            target = rollout_target(runs.get("rollout with work") or {}, ping)
+            if target:
+                notes.append("%d moms: rollout with work %.1f s, target 2 x ping x batches = %.1f s (%s)" % (
+                    cluster["moms"], target[0], target[1], "met" if target[0] <= target[1] else "not met"))
+            if cluster.get("error"):
+                notes.append("%d moms: error: %s" % (cluster["moms"], cluster["error"].strip()[-500:]))
+        lines.append("")
+        lines += ["- %s" % note for note in notes]
+        lines.append("")
+    return "\n".join(lines) + "\n"

@@ -6,6 +6,7 @@ Usage::
 
     bench_rollout.py [--moms 8,32,64] [--backend mock,openpbs] [--repeat 3]
                      [--workdir DIR] [--keep] [--json FILE] [--write-doc FILE]
+                     [--scenario playbooks|rollout] [--tree DIR]
 
 For each backend and each number of moms it starts one cluster (``tests/integration/cluster
 up --pbs BACKEND --moms N``; ``HPC_PBS_CLUSTER_NET`` / ``HPC_PBS_CLUSTER_DIR`` are honoured
@@ -24,6 +25,19 @@ Runs, on each cluster, in this order:
 - ``audit``: ``playbooks/audit.yml`` with ``audit_report_path`` in a temporary directory
   of the cluster (the same file every time, so an unchanged report is not a change);
 - ``ping``: ``ansible all -m ansible.builtin.ping``.
+
+With ``--scenario rollout`` (the rollout at scale) the runs are those of
+``bench_report.ROLLOUT_RUNS`` instead, after one uncounted ``site.yml`` on the fresh cluster:
+``ping``; ``rollout with work``: ``rollout.yml`` changing ``$sister_join_job_alarm`` on every
+mom (a new value each run; canary 1, batches of 25%); ``rollout re-run``: the same again
+(nothing to do); ``rollout with failures``: a new value with the first mom of every batch
+stopped (``cluster stop-mom``), ``rollout_max_fail_percentage=100`` and a health gate that
+lets the stopped moms pass, so every batch runs and fails one host (its moms are started
+again after it). Each is run once counted (``-vvv``, which also gives the number of batches
+and the controller's CPU time: user + system of ansible-playbook and its children, ssh
+included) and ``--repeat`` times timed (work, ping, re-run, ping). ``--tree DIR`` runs the
+playbooks and the collection of another checkout (for example a ``git worktree`` of the
+commit before a change), so that before and after are measured by the same script.
 
 Each run kind is run once counted (``-vvv``) and then, except the first run, ``--repeat``
 times timed (without ``-v``), each timed run followed by a ping (the pings' median is the
@@ -59,6 +73,7 @@ import datetime
 import json
 import os
 import re
+import resource
 import shlex
 import subprocess
 import sys
@@ -162,17 +177,27 @@ def openpbs_missing():
 
 # ------------------------------------------------------------------ ansible runs
 
+# The collection checkout whose playbooks and collection run (--tree; default this one).
+TREE = {"root": REPO}
+
+
 def ansible_env(control_dir):
-    env = dict(os.environ, ANSIBLE_CONFIG=ANSIBLE_CFG, ANSIBLE_NOCOLOR="1",
+    tree = TREE["root"]
+    env = dict(os.environ, ANSIBLE_CONFIG=os.path.join(tree, "ansible.cfg"), ANSIBLE_NOCOLOR="1",
                ANSIBLE_FORCE_COLOR="0", ANSIBLE_SSH_CONTROL_PATH_DIR=control_dir,
                PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
-    link = os.path.join(REPO, "build", "collections", "ansible_collections", "hpc", "pbs")
-    if not os.path.isdir(link):
+    link = os.path.join(tree, "build", "collections", "ansible_collections", "hpc", "pbs")
+    if tree != REPO or not os.path.isdir(link):
         root = tempfile.mkdtemp(prefix="hpc-pbs-bench-collections-")
         os.makedirs(os.path.join(root, "ansible_collections", "hpc"))
-        os.symlink(REPO, os.path.join(root, "ansible_collections", "hpc", "pbs"))
+        os.symlink(tree, os.path.join(root, "ansible_collections", "hpc", "pbs"))
         env["ANSIBLE_COLLECTIONS_PATH"] = root
     return env
+
+
+def playbook_path(name):
+    """A playbook of the checkout that runs (``--tree``)."""
+    return os.path.join(TREE["root"], "playbooks", name)
 
 
 def run_argv(name, inventory, audit_dir):
@@ -182,23 +207,33 @@ def run_argv(name, inventory, audit_dir):
                 "ansible.builtin.ping"]
     playbook = {"first run": "site.yml", "idempotent re-run": "site.yml",
                 "rollout re-run": "rollout.yml", "audit": "audit.yml"}[name]
-    argv = [os.path.join(BIN, "ansible-playbook"), "-i", inventory, PLAYBOOKS[playbook]]
+    argv = [os.path.join(BIN, "ansible-playbook"), "-i", inventory, playbook_path(playbook)]
     if name == "audit":
         argv += ["-e", "audit_report_path=%s" % os.path.join(audit_dir, "audit-report.json")]
     return argv
 
 
-def timed_run(argv):
+def children_cpu():
+    """User + system CPU seconds of the finished children of this process so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed_run(argv, may_fail=False, cpu=None):
     """Run argv with a fresh control directory: ``(output, seconds, changed)``.
     ``changed``: the recap's changed counts summed over the hosts (0 for ping). Raises
-    BenchError when it fails or a host is unreachable."""
+    BenchError when it fails (unless ``may_fail``: a rollout with failed hosts exits 2) or
+    a host is unreachable. ``cpu``: a list that gets the run's controller CPU seconds."""
     with tempfile.TemporaryDirectory(prefix="hpc-pbs-bench-cp-") as control_dir:
         start = time.monotonic()
-        proc = subprocess.run(argv, cwd=REPO, env=ansible_env(control_dir), text=True,
+        cpu_start = children_cpu()
+        proc = subprocess.run(argv, cwd=TREE["root"], env=ansible_env(control_dir), text=True,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               stdin=subprocess.DEVNULL, check=False)
         seconds = time.monotonic() - start
-    if proc.returncode != 0:
+        if cpu is not None:
+            cpu.append(children_cpu() - cpu_start)
+    if proc.returncode != 0 and not (may_fail and proc.returncode == 2):
         raise BenchError("%s failed (rc %d):\n%s" % (shlex.join(argv[1:]), proc.returncode,
                                                      proc.stdout[-3000:]))
     changed = sum(int(m.group(3)) for m in RECAP_LINE.finditer(proc.stdout))
@@ -266,6 +301,87 @@ def measure_cluster(workdir, inventory, moms, repeat, phases):
     return runs
 
 
+# ------------------------------------------------------------------ the rollout at scale
+
+BATCH_LINE = re.compile(r'"Batch (\d+)(?: \(canary\))?: ')
+
+
+def rollout_argv(inventory, value, *extra):
+    """rollout.yml changing $sister_join_job_alarm to ``value`` on every mom (canary 1,
+    batches of 25%), with ``extra`` -e values."""
+    extra_vars = dict(mom_tunables_sister_join_job_alarm=value, rollout_canary_hosts=1,
+                      rollout_batch_size="25%")
+    for item in extra:
+        extra_vars.update(item)
+    return [os.path.join(BIN, "ansible-playbook"), "-i", inventory, playbook_path("rollout.yml"),
+            "-e", json.dumps(extra_vars)]
+
+
+def failing_moms(moms):
+    """The first mom of every batch of a rollout of all ``moms`` moms (canary 1, then
+    batches of 25% of them, as Ansible's serial counts a percentage: at least 1)."""
+    size = max(1, int(moms * 25 / 100.0))
+    return ["mom1"] + ["mom%d" % first for first in range(2, moms + 1, size)]
+
+
+def rollout_counted(argv, workdir, nodes, roles, may_fail=False):
+    """One ``-vvv`` run: its measures (``bench_report.ROLLOUT_RUNS``' shape)."""
+    before = qmgr_calls(workdir, nodes)
+    cpu = []
+    output, seconds, changed = timed_run(argv + ["-vvv"], may_fail=may_fail, cpu=cpu)
+    return dict(counted_seconds=round(seconds, 2), seconds=[],
+                qmgr_invocations=qmgr_calls(workdir, nodes) - before,
+                round_trips=dict((role, round(value, 2)) if role == "mom" else (role, value)
+                                 for role, value in round_trips_per_host(output, roles).items()),
+                batches=len(set(BATCH_LINE.findall(output))), cpu_seconds=round(cpu[0], 2),
+                changed=changed)
+
+
+def measure_rollout(workdir, inventory, moms, repeat, phases):
+    """The runs of ``--scenario rollout`` on the running cluster: ``{run name: run}``."""
+    nodes = [SERVER] + ["mom%d" % i for i in range(1, moms + 1)]
+    install_qmgr_counters(workdir, nodes)
+    roles = host_addresses(inventory)
+    start = time.monotonic()
+    timed_run(run_argv("first run", inventory, None))
+    phases["site.yml (set-up)"] = round(time.monotonic() - start, 1)
+    value = [100]
+
+    def next_value():
+        value[0] += 1
+        return value[0]
+
+    runs = {}
+    start = time.monotonic()
+    runs["ping"] = rollout_counted(run_argv("ping", inventory, None), workdir, nodes, roles)
+    work_value = next_value()
+    runs["rollout with work"] = rollout_counted(rollout_argv(inventory, work_value), workdir, nodes, roles)
+    runs["rollout re-run"] = rollout_counted(rollout_argv(inventory, work_value), workdir, nodes, roles)
+    stopped = failing_moms(moms)
+    for mom in stopped:
+        launcher(workdir, "stop-mom", mom)
+    try:
+        runs["rollout with failures"] = rollout_counted(
+            rollout_argv(inventory, next_value(), dict(rollout_max_fail_percentage=100,
+                                                       rollout_health_max_new_problems=10 * moms)),
+            workdir, nodes, roles, may_fail=True)
+    finally:
+        for mom in stopped:
+            launcher(workdir, "start-mom", mom)
+    phases["counted runs (-vvv)"] = round(time.monotonic() - start, 1)
+    start = time.monotonic()
+    for _round in range(repeat):
+        work_value = next_value()
+        for name, argv in (("rollout with work", rollout_argv(inventory, work_value)),
+                           ("ping", run_argv("ping", inventory, None)),
+                           ("rollout re-run", rollout_argv(inventory, work_value)),
+                           ("ping", run_argv("ping", inventory, None))):
+            _out, seconds, _changed = timed_run(argv)
+            runs[name]["seconds"].append(round(seconds, 2))
+    phases["timed runs x%d" % repeat] = round(time.monotonic() - start, 1)
+    return runs
+
+
 def bench_cluster(backend, moms, args, keep):
     """Start, measure and (unless ``keep``) stop one cluster: its entry of the results."""
     cluster = dict(moms=moms, error=None, phases={}, runs={})
@@ -273,8 +389,8 @@ def bench_cluster(backend, moms, args, keep):
         start = time.monotonic()
         inventory = launcher(args.workdir, "up", "--pbs", backend, "--moms", str(moms)).strip()
         cluster["phases"]["cluster up"] = round(time.monotonic() - start, 1)
-        cluster["runs"] = measure_cluster(args.workdir, inventory, moms, args.repeat,
-                                          cluster["phases"])
+        measure = measure_rollout if args.scenario == "rollout" else measure_cluster
+        cluster["runs"] = measure(args.workdir, inventory, moms, args.repeat, cluster["phases"])
     except (BenchError, subprocess.CalledProcessError) as exc:
         cluster["error"] = str(exc)
         sys.stderr.write("%s, %d moms: %s\n" % (backend, moms, exc))
@@ -317,7 +433,15 @@ def parse_args(argv):
     parser.add_argument("--keep", action="store_true", help="leave the last cluster running")
     parser.add_argument("--json", help="also write the results as JSON to this file")
     parser.add_argument("--write-doc", help="replace the bench section of this markdown file")
+    parser.add_argument("--scenario", choices=["playbooks", "rollout"], default="playbooks",
+                        help="playbooks: site/rollout re-run/audit/ping (default); rollout: the "
+                             "rollout at scale (with work, re-run, with failures, ping)")
+    parser.add_argument("--tree", default=REPO,
+                        help="the collection checkout whose playbooks run (default: this one)")
     args = parser.parse_args(argv)
+    args.tree = os.path.abspath(args.tree)
+    if not os.path.isfile(os.path.join(args.tree, "playbooks", "rollout.yml")):
+        parser.error("--tree %s holds no playbooks/rollout.yml" % args.tree)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
     return args
@@ -332,6 +456,7 @@ def ansible_core_version():
 
 def main(argv=None):
     args = parse_args(argv)
+    TREE["root"] = args.tree
     results = dict(
         date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         command="bench_rollout.py " + shlex.join(sys.argv[1:] if argv is None else argv),
@@ -340,6 +465,8 @@ def main(argv=None):
     last = (args.backend[-1], args.moms[-1])
     for backend in args.backend:
         entry = dict(name=backend, skipped=None, clusters=[])
+        if args.tree != REPO:
+            entry["tree"] = args.tree
         results["backends"].append(entry)
         if backend == "openpbs":
             entry["skipped"] = openpbs_missing()
@@ -349,7 +476,7 @@ def main(argv=None):
         for moms in args.moms:
             keep = args.keep and (backend, moms) == last
             entry["clusters"].append(bench_cluster(backend, moms, args, keep))
-    report = bench_report.markdown(results)
+    report = (bench_report.rollout_markdown if args.scenario == "rollout" else bench_report.markdown)(results)
     print(report)
     if args.json:
         with open(args.json, "w") as handle:

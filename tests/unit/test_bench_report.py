@@ -149,3 +149,32 @@ def test_round_trips_per_host_from_vvv_exec_lines():
               "<127.0.22.12> SSH: EXEC ssh -C ...\n<127.0.22.12> ESTABLISH SSH CONNECTION\n"
               "ok: [mom1] <127.0.22.11> SSH: EXEC in a message is not a command\n")
     assert bench_rollout.round_trips_per_host(output, roles) == dict(server=2.0, mom=1.5)
+
+
+# ------------------------------------------------------------------ --scenario rollout
+
+def rollout_cluster(moms, batches, server_trips, qmgr, work_seconds, ping_seconds):
+    runs = {"ping": dict(seconds=[ping_seconds], round_trips=dict(server=1, mom=1.0), batches=0, qmgr_invocations=0,
+                         cpu_seconds=1.0),
+            "rollout with work": dict(seconds=[work_seconds], round_trips=dict(server=server_trips, mom=2.0),
+                                      batches=batches, qmgr_invocations=qmgr, cpu_seconds=20.0),
+            "rollout re-run": dict(seconds=[], counted_seconds=9.0, round_trips=dict(server=3, mom=1.0),
+                                   batches=0, qmgr_invocations=0, cpu_seconds=5.0)}
+    return dict(moms=moms, error=None, phases={}, runs=runs)
+
+
+def test_rollout_markdown_per_batch_columns_and_target():
+    backend = dict(name="mock", skipped=None, tree="/tmp/head",
+                   clusters=[rollout_cluster(8, 5, 40, 10, 30.0, 4.0), rollout_cluster(32, 5, 42, 10, 50.0, 4.0)])
+    text = bench_report.rollout_markdown(results(backend))
+    assert "### mock (tree /tmp/head)" in text
+    # moms, run, wall, x ping, batches, qmgr, qmgr/batch, server trips, per batch, per mom, CPU
+    assert "| 8 | rollout with work | 30.0 | 7.5 | 5 | 10 | 2.0 | 40 | 8.0 | 2.0 | 20.0 |" in text, text
+    assert "| 32 | rollout re-run | 9.0 | 2.2 | 0 | 0 | - | 3 | - | 1.0 | 5.0 |" in text, text
+    assert "8 moms: rollout with work 30.0 s, target 2 x ping x batches = 40.0 s (met)" in text, text
+    assert "32 moms: rollout with work 50.0 s, target 2 x ping x batches = 40.0 s (not met)" in text, text
+
+
+def test_rollout_markdown_skipped_backend():
+    text = bench_report.rollout_markdown(results(dict(name="openpbs", skipped="no build", clusters=[])))
+    assert "Skipped: no build" in text and "| moms |" not in text
