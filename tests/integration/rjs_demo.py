@@ -6,6 +6,7 @@ Used by ``tests/integration/demo`` (``make demo``) and by the integration test t
 asserts each piece of evidence. Everything goes through the cluster launcher, real
 ``ansible-playbook`` and the mock's own commands run inside the nodes.
 """
+import json
 import os
 import re
 import subprocess
@@ -196,6 +197,32 @@ def submit_and_collect(cluster, moms=5):
     evidence["nodefile"] = nodefile
     evidence["pbsnodes_frozen"] = cluster.run(SERVER, ["pbsnodes", FROZEN_SISTER], check=False).stdout
     cluster.start_mom(FROZEN_SISTER)
+    wait_for(lambda: "E" in [t for t, _unused in accounting_records(cluster, jobid)], 90,
+             "job %s to end (E record)" % jobid)
+    return evidence
+
+
+REPORT_PLAYBOOK = "playbooks/report.yml"
+
+
+def collect_report(inventory, workdir, evidence):
+    """playbooks/report.yml over the last hour, after the job ended: its JSON document
+    (``evidence["report"]``) and the table it printed (``evidence["report_table"]``)."""
+    path = os.path.join(os.path.abspath(workdir), "report.json")
+    if os.path.exists(path):
+        os.unlink(path)
+    vars_file = os.path.join(os.path.abspath(workdir), "report_vars.json")
+    with open(vars_file, "w") as handle:
+        json.dump({"report_json_path": path, "report_window_days": 1.0 / 24}, handle)
+    rc, text, _recap = run_playbook(inventory, REPORT_PLAYBOOK, vars_file)
+    if rc != 0:
+        raise DemoError("%s failed (rc %d):\n%s" % (REPORT_PLAYBOOK, rc, text))
+    with open(path) as handle:
+        evidence["report"] = json.load(handle)
+    start = text.find("TASK [Show the report]")
+    table = text[start:text.find("PLAY RECAP", start)] if start >= 0 else ""
+    evidence["report_table"] = [line.strip().strip('",') for line in table.splitlines()
+                                if line.strip().startswith('"')]
     return evidence
 
 
@@ -224,6 +251,13 @@ def check_evidence(evidence, moms=5):
                         % evidence["frozen_sister"])
     if not any("pruned to exec_vnode=" in line for line in evidence["primary_mom_log"]):
         problems.append("primary mom did not log 'pruned to exec_vnode='")
+    report = evidence.get("report")
+    if report is not None:
+        saved = [row for row in report["jobs"] if row["job"] == evidence["jobid"]]
+        if (report["totals"]["saved_jobs"], report["totals"]["failed_sisters"]) != (1, 1) or not saved \
+                or saved[0]["failed_sisters"] != [evidence["frozen_sister"]]:
+            problems.append("the report does not show job %s saved by its padding with %s as its failed "
+                            "sister: totals %s" % (evidence["jobid"], evidence["frozen_sister"], report["totals"]))
     return problems
 
 
@@ -246,6 +280,10 @@ def print_evidence(evidence, out=sys.stdout):
     for host in evidence["nodefile"]:
         write("  %s\n" % host)
     write("\ns accounting record:\n  %s\n" % evidence["s"])
+    if evidence.get("report_table"):
+        write("\nplaybooks/report.yml (hpc.pbs.report), the last hour:\n")
+        for line in evidence["report_table"]:
+            write("  %s\n" % line)
 
 
 def run_demo(workdir, moms=5, keep=False, out=sys.stdout, pbs="mock"):
@@ -267,6 +305,9 @@ def run_demo(workdir, moms=5, keep=False, out=sys.stdout, pbs="mock"):
                 raise DemoError("site.yml failed (rc %d) on the %s run" % (rc, attempt))
             recaps.append(recap)
         evidence = submit_and_collect(cluster, moms)
+        out.write("--- ansible-playbook %s (the last hour)\n" % REPORT_PLAYBOOK)
+        out.flush()
+        collect_report(inventory, workdir, evidence)
         print_evidence(evidence, out)
         problems = check_evidence(evidence, moms)
         if any(r["changed"] for r in recaps[1].values()):

@@ -78,6 +78,10 @@ class Mom:
         self.jobs = MomJobs(self)
         self.servers = []
         self.stopped = threading.Event()
+        # Set by SIGTERM: the mom answers no more sister requests (a real pbs_mom killed
+        # while frozen, so with a JOIN_JOB waiting, never answers it: test_report.py).
+        self.terminating = threading.Event()
+        self.signal_fd = None   # read end of the signal wakeup pipe (_serve_forever)
         self.hello_done = threading.Event()
 
     # ------------------------------------------------------------ config
@@ -250,7 +254,21 @@ class Mom:
             return self.jobs.running.delete_job(message)
         return {"ok": False, "code": 15004, "error": "Invalid request"}
 
+    def _sigterm_arrived(self):
+        """SIGTERM delivered, though the main thread may not have run its handler yet (a
+        frozen mom resumed with SIGTERM pending: this thread can run first)."""
+        if self.signal_fd is not None and not self.terminating.is_set():
+            try:
+                if bytes([signal.SIGTERM]) in os.read(self.signal_fd, 512):
+                    self.terminating.set()
+            except (BlockingIOError, OSError):
+                pass
+        return self.terminating.is_set()
+
     def dispatch_im(self, message, peer):
+        if self._sigterm_arrived():
+            self.stopped.wait()         # no answer: the connection ends with the process
+            return None
         handlers = {
             "join_job": self.jobs.sister.join_job,
             "exec_prologue": self.jobs.sister.exec_prologue,
@@ -312,7 +330,17 @@ def build_from_conf(exit_on_bad_config=None):
 def _serve_forever(mom):
     pending = []
     signal.signal(signal.SIGHUP, lambda s, f: pending.append(s))
-    signal.signal(signal.SIGTERM, lambda s, f: pending.append(s))
+    signal.signal(signal.SIGTERM, lambda s, f: (mom.terminating.set(), pending.append(s)))
+    # Python's C-level handler writes each signal's number here at once, whichever thread
+    # runs first after a SIGCONT; the sister requests check it (Mom._sigterm_arrived).
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    os.set_blocking(write_fd, False)
+    try:
+        signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    except TypeError:               # Python 3.6: no warn_on_full_buffer
+        signal.set_wakeup_fd(write_fd)
+    mom.signal_fd = read_fd
     signal.signal(signal.SIGINT, lambda s, f: pending.append(s))
     while not mom.stopped.is_set():
         time.sleep(0.2)

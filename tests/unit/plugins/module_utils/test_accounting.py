@@ -254,3 +254,14 @@ def test_prometheus_labels_are_escaped():
     report = accounting.build_report([])
     report["queues"]['q"1'] = accounting.empty_figures()
     assert 'pbs_rjs_jobs{queue="q\\"1"} 0' in accounting.metric_lines(report).splitlines()
+
+
+def test_padding_counts_every_released_host():
+    # Job 1's real records, its hook value edited to two released hosts (mom2 failed,
+    # mom3 healthy) and two chunks: 2 hosts x 7 s.
+    start = line_of(REAL, "S", "1.pbs-server")
+    end = line_of(REAL, "E", "1.pbs-server").replace("released=mom2/chunks=1", "released=mom2,mom3/chunks=2")
+    report = accounting.build_report([accounting.parse_line(start), accounting.parse_line(end)])
+    row = report["jobs"][0]
+    assert (row["padding_node_seconds"], row["nodes_released"], row["chunks_released"]) == (14, 2, 2)
+    assert row["failed_sisters"] == ["mom2"] and row["healthy_released"] == ["mom3"]
