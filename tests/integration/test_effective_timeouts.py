@@ -45,12 +45,17 @@ def cluster(pbs_cluster):
     return pbs_cluster
 
 
-def timeouts(cluster, env, tmp_path):
-    """``{(mom, option): row}`` of audit.yml's effective timeouts report (mom_tunables part)."""
-    report = str(tmp_path / "timeouts.json")
-    rc, out, counts = run_playbook(cluster, env, AUDIT, {"audit_report_path": str(tmp_path / "drift.json"),
-                                                         "audit_timeouts_report_path": report},
-                                   "--tags", "mom_tunables")
+def timeouts(cluster, env, tmp_path, named=False):
+    """``{(mom, option): row}`` of audit.yml's effective timeouts report (mom_tunables part):
+    at ``audit_timeouts_report_path`` when ``named``, else where it goes by default (beside
+    the drift report)."""
+    extra = {"audit_report_path": str(tmp_path / "drift.json")}
+    if named:
+        extra["audit_timeouts_report_path"] = str(tmp_path / "timeouts.json")
+    report = extra.get("audit_timeouts_report_path", str(tmp_path / "audit-effective-timeouts.json"))
+    if os.path.exists(report):
+        os.unlink(report)
+    rc, out, counts = run_playbook(cluster, env, AUDIT, extra, "--tags", "mom_tunables")
     assert rc == 0, out
     assert all(c["changed"] == 0 for c in counts.values()), counts
     with open(report) as handle:
@@ -75,7 +80,7 @@ def wait_logged(cluster, mom, needle, before):
 def test_no_hook_then_a_90_s_begin_hook_then_a_config_line(cluster, env, tmp_path):
     """30 s with no hook; 90 s from a 90 s execjob_begin hook (the mom logs it took 90); the
     config line wins over the hooks on the mom that has it."""
-    found = timeouts(cluster, env, tmp_path)
+    found = timeouts(cluster, env, tmp_path, named=True)
     for mom in MOMS:
         for option in ("sister_join_job_alarm", "job_launch_delay"):
             assert short(found[(mom, option)]) == (30, "default", [], 30), found
