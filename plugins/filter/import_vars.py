@@ -87,7 +87,7 @@ def import_vars(server, moms, bundled, hook_files=None, server_host="pbs_server"
     try:
         return _import_vars(server, moms, bundled, hook_files, server_host)
     except ImportRefused as exc:
-        raise AnsibleFilterError("hpc.pbs.import_vars: %s" % exc)
+        raise AnsibleFilterError("hpc.pbs.import_vars: %s" % exc) from exc
 
 
 class FilterModule(object):

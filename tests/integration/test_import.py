@@ -165,7 +165,7 @@ def test_import_then_site_check_audit_and_site_change_nothing(handmade, env, tmp
 
     report = str(tmp_path / "audit.json")
     rc, out, recap = run(inventory, env, AUDIT, {"audit_report_path": report,
-                                                  "audit_timeouts_report_path": str(tmp_path / "timeouts.json")})
+                                                 "audit_timeouts_report_path": str(tmp_path / "timeouts.json")})
     assert rc == 0, out
     with open(report) as handle:
         assert json.load(handle) == [], out
@@ -222,3 +222,12 @@ def test_own_body_kept_in_a_file_and_an_earlier_imports_stale_file_removed(handm
     finally:
         with open(BUNDLED_BODY) as handle:
             qmgr(cluster, stage(cluster, HOOK, "application/x-python", handle.read()))
+
+
+def test_check_mode_writes_nothing_on_the_controller(handmade, env, tmp_path):
+    require_mock(handmade)
+    import_dir = tmp_path / "imported"
+    rc, out, recap = run(handmade.inventory, env, IMPORT, {"import_dir": str(import_dir)}, "--check")
+    assert rc == 0, out
+    assert "(check mode: nothing written)" in out and "would write: group_vars/all.yml" in out, out
+    assert not import_dir.exists()
