@@ -35,6 +35,7 @@ TIME_FORMAT = "%m/%d/%Y %H:%M:%S"
 # Job-size bands of the recommendation: (label, smallest, largest) sister node counts.
 SIZE_BANDS = (("1", 1, 1), ("2-4", 2, 4), ("5-16", 5, 16), ("17-64", 17, 64),
               ("65-256", 65, 256), ("257+", 257, None))
+JOB_RECORD_TYPES = "QSseERDA"
 HELD_RUN_COUNT = 20   # the server holds a job (s) whose run_count goes above this
 # Exit statuses of R (requeue) records PBS writes for a failed start (include/job.h).
 EXIT_CAUSES = {
@@ -96,7 +97,11 @@ def parse_line(line):
         raise AccountingError("record type %r is not one letter" % kind)
     if not ident:
         raise AccountingError("no id")
-    return {"time": when, "type": kind, "id": ident, "fields": parse_fields(rest)}
+    # Only the job records are read field by field; the others (the server's L license
+    # record, "floating license hour:0 day:0 month:0 max:0", reservations' B, F, ...) keep
+    # their own layouts.
+    fields = parse_fields(rest) if kind in JOB_RECORD_TYPES else {}
+    return {"time": when, "type": kind, "id": ident, "fields": fields}
 
 
 def day_names(start, end):
@@ -233,7 +238,7 @@ def job_runs(records):
     jobs = {}
     for record in records:
         ident = record["id"]
-        if record["type"] not in "QSseERDA" or is_array_parent(ident):
+        if record["type"] not in JOB_RECORD_TYPES or is_array_parent(ident):
             continue
         job = jobs.setdefault(ident, {"queue": "", "runs": [], "records": []})
         job["records"].append(record)

@@ -58,7 +58,10 @@ description:
     (1, 2-4, 5-16, 17-64, 65-256, 257+ sister nodes of the original select; n the largest
     size seen in the band) it gives the smallest k with that chance at or under
     O(failure_target), next to the chance with the hook's C(increment) now (read from the
-    hook's config with qmgr; C(N%) is rounded up).
+    hook's config with qmgr; C(N%) is rounded up). The model takes the increment as the
+    extra sister nodes of a job, which is exact for a select with one chunk spec beside the
+    primary's (C(1:ncpus=X+N:ncpus=X)); the hook adds the increment to every chunk spec but
+    the primary's, so a job with m such specs gets m times the increment.
   - >-
     A line that is not an accounting record, or a day file that cannot be read or is not
     UTF-8, is reported in RV(report.problems) with its file and line, and in a warning; its

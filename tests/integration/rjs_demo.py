@@ -221,8 +221,8 @@ def collect_report(inventory, workdir, evidence):
         evidence["report"] = json.load(handle)
     start = text.find("TASK [Show the report]")
     table = text[start:text.find("PLAY RECAP", start)] if start >= 0 else ""
-    evidence["report_table"] = [line.strip().strip('",') for line in table.splitlines()
-                                if line.strip().startswith('"')]
+    evidence["report_table"] = [line.strip().strip(",")[1:-1] for line in table.splitlines()
+                                if line.strip().startswith('"') and not line.strip().startswith('"msg"')]
     return evidence
 
 
@@ -258,6 +258,8 @@ def check_evidence(evidence, moms=5):
                 or saved[0]["failed_sisters"] != [evidence["frozen_sister"]]:
             problems.append("the report does not show job %s saved by its padding with %s as its failed "
                             "sister: totals %s" % (evidence["jobid"], evidence["frozen_sister"], report["totals"]))
+        if report["problems"]:
+            problems.append("the report found accounting lines it could not read: %s" % report["problems"])
     return problems
 
 

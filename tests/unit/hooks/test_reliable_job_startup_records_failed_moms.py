@@ -41,6 +41,7 @@ def launch_context(failed):
             "hostname": "ms", "server": "pbs-server", "failed_mom_list": list(failed),
             "succeeded_mom_list": [h for h in ("ms", "s1", "s2") if h not in failed], "daemon": "mom"}
 
+
 RECORD_RE = re.compile(r"^rjs_failed=([a-z0-9,]*)/released=([a-z0-9,]*)/chunks=([0-9]+)/at=([0-9]+)$")
 
 

@@ -265,3 +265,10 @@ def test_padding_counts_every_released_host():
     row = report["jobs"][0]
     assert (row["padding_node_seconds"], row["nodes_released"], row["chunks_released"]) == (14, 2, 2)
     assert row["failed_sisters"] == ["mom2"] and row["healthy_released"] == ["mom3"]
+
+
+def test_the_servers_license_record_is_no_problem():
+    # Written by the real 23.06.06 server (accounting.c, PBS_ACCT_LIC) when it starts: the
+    # demo's report on the openpbs backend listed it as unreadable before.
+    record = accounting.parse_line("11/28/2026 06:59:30;L;license;floating license hour:0 day:0 month:0 max:0")
+    assert (record["type"], record["id"], record["fields"]) == ("L", "license", {})
