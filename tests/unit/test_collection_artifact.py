@@ -16,7 +16,8 @@ import yaml
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
-MODULES = ["qmgr", "hook", "mom_config", "tolerate_node_failures", "cluster_info", "held_jobs"]
+MODULES = ["qmgr", "hook", "mom_config", "tolerate_node_failures", "cluster_info", "held_jobs", "accounting_report",
+           "offline_nodes"]
 
 
 @pytest.fixture(scope="module")
@@ -109,6 +110,12 @@ def test_readme_install_works_from_a_fresh_home_in_another_directory(installed, 
     for playbook in ("hpc.pbs.audit", "hpc.pbs.site"):
         out = run(os.path.join(BIN, "ansible-playbook"), "-i", "inventory.yml", playbook, "--syntax-check")
         assert str(home / ".ansible" / "collections") in out, out
+
+
+def test_every_module_is_rendered():
+    found = sorted(f[:-3] for f in os.listdir(os.path.join(REPO, "plugins", "modules"))
+                   if f.endswith(".py") and not f.startswith("_"))
+    assert found == sorted(MODULES)
 
 
 @pytest.mark.parametrize("module", MODULES)
