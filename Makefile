@@ -19,7 +19,8 @@ PYTEST_ARGS ?=
 # mostly wait (SSH, PBS scheduling cycles), so 3 workers pay on 2 cores. TEST_JOBS=0: one
 # process, as before.
 TEST_JOBS ?= 3
-XDIST_ARGS = $(if $(filter-out 0,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadfile)
+# --no-loadscope-reorder: the files go out in the order tests/conftest.py sets (slow first).
+XDIST_ARGS = $(if $(filter-out 0,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder)
 # Backend of `make demo`: mock (the mock PBS), openpbs (a real OpenPBS 23.06.06 built from
 # ../shared/openpbs by tests/openpbs/build) or openpbs-22.05.11 (the older release).
 PBS ?= mock

@@ -45,6 +45,32 @@ def worker_cluster_net(base, worker):
     return "127.%s.%d" % (match.group(1), third)
 
 
+# The order in which xdist hands out the test files (``make test`` passes
+# --no-loadscope-reorder, which keeps the collection's order; xdist's own order, most tests
+# first, would start the integration files, a few long tests each, last): the slow tiers
+# first, so that the many short unit files fill the workers at the end and no long file
+# starts last while the other workers idle.  Paths relative to the repository root; a file
+# matching none comes after them all, in collection order.
+SLOW_FIRST = ("tests/integration/", "tests/unit/roles/", "tests/unit/test_sanity_gates.py")
+
+
+def file_rank(nodeid):
+    """Position of test ``nodeid`` in SLOW_FIRST (``len(SLOW_FIRST)`` when no prefix matches)."""
+    for rank, prefix in enumerate(SLOW_FIRST):
+        if nodeid.startswith(prefix):
+            return rank
+    return len(SLOW_FIRST)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):  # pylint: disable=unused-argument
+    """Under xdist: the tests of the slow tiers first (a stable sort: within a tier the order
+    pytest chose, its grouping by backend included, is kept).  After every other hook, so
+    that pytest's own reordering for fixture scopes cannot undo it."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=lambda item: file_rank(item.nodeid))
+
+
 def pytest_configure(config):
     """In the run's main process (xdist's controller, or the only process): refuse a base
     net that is no loopback /24 or leaves no /24 for the last worker, before any worker

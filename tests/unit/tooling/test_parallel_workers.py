@@ -110,3 +110,34 @@ def test_the_openpbs_build_runs_under_the_cache_lock(tmp_path, monkeypatch):
     assert openpbs.install_root(build=True) == "locked"
     assert openpbs.install_root(build=False) == "unlocked"
     assert (tmp_path / "cache" / ".build.lock").exists()
+
+
+@pytest.mark.parametrize("nodeid, rank", [
+    ("tests/integration/test_demo.py::test_x[mock]", 0),
+    ("tests/unit/roles/test_rollout_inputs.py::test_y", 1),
+    ("tests/unit/test_sanity_gates.py::test_z", 2),
+    ("tests/unit/plugins/modules/test_qmgr.py::test_w", 3),
+])
+def test_file_rank_puts_the_slow_tiers_first(nodeid, rank):
+    assert load_root_conftest().file_rank(nodeid) == rank
+
+
+def test_a_parallel_run_hands_out_the_integration_files_first(tmp_path):
+    """As make test runs it (--dist loadfile --no-loadscope-reorder), with the unit tier
+    named first on the command line and holding more tests: the integration file still
+    runs first."""
+    shutil.copy(ROOT_CONFTEST, str(tmp_path / "conftest.py"))
+    order = tmp_path / "order"
+    body = "def test_{0}():\n    with open({1!r}, 'a') as out:\n        out.write('{0}\\n')\n"
+    for directory, names in (("tests/unit", ["u1", "u2", "u3"]), ("tests/integration", ["i1"])):
+        (tmp_path / directory).mkdir(parents=True)
+        (tmp_path / directory / ("test_%s.py" % names[0])).write_text(
+            "".join(body.format(name, str(order)) for name in names))
+    env = dict(os.environ, HPC_PBS_CLUSTER_NET="127.0.40")
+    env.pop("PYTEST_XDIST_WORKER", None)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "1",
+                           "--dist", "loadfile", "--no-loadscope-reorder", "-c", os.devnull,
+                           "--rootdir", str(tmp_path), "tests/unit", "tests/integration"],
+                          capture_output=True, text=True, cwd=str(tmp_path), env=env, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert order.read_text().split() == ["i1", "u1", "u2", "u3"]
