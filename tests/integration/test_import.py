@@ -184,16 +184,20 @@ def require_mock(cluster):
 @pytest.mark.parametrize("import_dir, message", [
     (None, "import_dir is not set"),
     ("/proc/import-here", "cannot be written"),
-    ("/nonexistent/a/b", "does not exist"),
+    ("MISSING/a/b", "does not exist"),
 ])
-def test_bad_import_dir_is_refused_before_anything_is_read(handmade, env, import_dir, message):
+def test_bad_import_dir_is_refused_before_anything_is_read(handmade, env, tmp_path, import_dir, message):
     require_mock(handmade)
+    if import_dir is not None:
+        import_dir = import_dir.replace("MISSING", str(tmp_path / "missing"))
     extra = {} if import_dir is None else {"import_dir": import_dir}
     rc, out, recap = run(handmade.inventory, env, IMPORT, extra)
     assert rc != 0, out
     assert message in out and "accepted:" in out, out
     assert "TASK [Read pbs.conf" not in out, out
     assert SERVER not in recap, out
+    if import_dir is not None and import_dir.startswith(str(tmp_path)):
+        assert not os.path.exists(str(tmp_path / "missing"))
 
 
 def test_own_body_kept_in_a_file_and_an_earlier_imports_stale_file_removed(handmade, env, tmp_path):
