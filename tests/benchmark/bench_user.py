@@ -47,6 +47,7 @@ import glob
 import json
 import os
 import re
+import resource
 import shlex
 import shutil
 import statistics
@@ -62,8 +63,9 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 CLUSTER = os.path.join(REPO, "tests", "integration", "cluster")
 BIN = os.path.dirname(sys.executable)
 MODES = ("checkout", "user", "user-fresh-cp", "user-pipelining", "user-play-pipelining")
-DEFAULT_MODES = MODES
+DEFAULT_MODES = MODES[1:]  # checkout: make bench's way; alternated with a build of a live checkout it can flip files
 FORKS = "10"
+EXEC_LINE = re.compile(r"^<[^>]+> SSH: EXEC ", re.M)
 RECAP_LINE = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+"
                         r"failed=(\d+)", re.M)
 # Settings files a user's run would read besides the ones this script controls.
@@ -125,7 +127,9 @@ def set_play_vars(text, variables):
 
 def summarize(rounds, modes):
     """``{mode: {"site": [s], "ping": [s], "site_median", "ping_median", "ratio", "paired",
-    "changed"}}`` from ``rounds``: a list of ``{mode: {"site": s, "ping": s, "changed": n}}``."""
+    "cpu_ratio", "changed"}}`` from ``rounds``: a list of ``{mode: {"site": s, "ping": s,
+    "changed": n, "site_cpu": s, "ping_cpu": s}}`` (CPU: the controller's, user + system
+    seconds of the run's process tree; cpu_ratio: median over median, None without CPU)."""
     figures = {}
     for mode in modes:
         runs = [r[mode] for r in rounds if mode in r]
@@ -138,6 +142,9 @@ def summarize(rounds, modes):
                                   if site else None)
         figures[mode]["paired"] = (statistics.median(run["site"] / run["ping"] for run in runs)
                                    if runs else None)
+        cpu = [(run["site_cpu"], run["ping_cpu"]) for run in runs if "site_cpu" in run]
+        figures[mode]["cpu_ratio"] = (statistics.median(c[0] for c in cpu) / statistics.median(c[1] for c in cpu)
+                                      if cpu else None)
     return figures
 
 
@@ -147,15 +154,18 @@ def markdown(results):
     for size in results["sizes"]:
         lines += ["### %d moms, backend %s%s" % (size["moms"], size["backend"],
                                                   " (FAILED: %s)" % size["error"] if size["error"] else ""),
-                  "", "| mode | site.yml median s | ping median s | ÷ ping | paired | site runs s | ping runs s "
-                  "| changed |", "| --- | ---: | ---: | ---: | ---: | --- | --- | ---: |"]
+                  "", "| mode | site.yml median s | ping median s | ÷ ping | paired | CPU ÷ ping | site runs s "
+                  "| ping runs s | SSH executions site / ping | changed |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: |"]
         for mode, item in size["figures"].items():
             if item["site_median"] is None:
                 continue
-            lines.append("| %s | %.2f | %.2f | %.2f | %.2f | %s | %s | %d |" % (
+            counts = size.get("ssh_executions", {}).get(mode) or {}
+            lines.append("| %s | %.2f | %.2f | %.2f | %.2f | %s | %s | %s | %s / %s | %d |" % (
                 mode, item["site_median"], item["ping_median"], item["ratio"], item["paired"],
+                "-" if item.get("cpu_ratio") is None else "%.2f" % item["cpu_ratio"],
                 ", ".join("%.2f" % s for s in item["site"]), ", ".join("%.2f" % s for s in item["ping"]),
-                item["changed"]))
+                counts.get("site", "-"), counts.get("ping", "-"), item["changed"]))
         lines.append("")
     return "\n".join(lines)
 
@@ -245,39 +255,50 @@ class Modes:
             env["ANSIBLE_PIPELINING"] = "True"
         return argv, env, self.cwd
 
-    def run(self, mode, kind):
-        """One run: ``(seconds, changed)``. Raises BenchError."""
+    def run(self, mode, kind, verbose=False):
+        """One run: ``(seconds, changed, controller CPU seconds, SSH executions)``; the
+        executions are counted only with ``verbose`` (the run gets ``-vvv``), else None.
+        Raises BenchError."""
         argv, env, cwd = self.command(mode, kind)
+        if verbose:
+            argv = argv + ["-vvv"]
         kept = self.control_dir(mode)
         with tempfile.TemporaryDirectory(prefix="cp-", dir=self.root) as fresh:
             env["ANSIBLE_SSH_CONTROL_PATH_DIR"] = kept or fresh
+            usage = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.monotonic()
             proc = subprocess.run(argv, cwd=cwd, env=env, text=True, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False)
             seconds = time.monotonic() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = after.ru_utime + after.ru_stime - usage.ru_utime - usage.ru_stime
         if proc.returncode != 0:
             raise BenchError("%s (%s) failed (rc %d):\n%s" % (shlex.join(argv[1:]), mode, proc.returncode,
                                                                proc.stdout[-3000:]))
-        return seconds, sum(int(m.group(3)) for m in RECAP_LINE.finditer(proc.stdout))
+        changed = sum(int(m.group(3)) for m in RECAP_LINE.finditer(proc.stdout))
+        return seconds, changed, cpu, len(EXEC_LINE.findall(proc.stdout)) if verbose else None
 
 
 def bench_size(backend, moms, args, keep=False):
-    size = dict(backend=backend, moms=moms, error=None, figures={}, rounds=[])
+    size = dict(backend=backend, moms=moms, error=None, figures={}, rounds=[], ssh_executions={})
     root = tempfile.mkdtemp(prefix="hpc-pbs-bench-user-")
     try:
         inventory = launcher(args.workdir, "up", "--pbs", backend, "--moms", str(moms)).strip()
         modes = Modes(root, inventory, install_collection(root))
         modes.run("checkout", "site")  # the first run: sets the cluster up
-        for mode in args.modes:
-            modes.run(mode, "site")  # warm: the first run of each mode is not timed
+        size["ssh_executions"] = {}
+        for mode in args.modes:  # warm, untimed: each mode's first runs, counted with -vvv
+            size["ssh_executions"][mode] = dict(
+                (kind, modes.run(mode, kind, verbose=True)[3]) for kind in ("site", "ping"))
         for round_number in range(args.repeat):
             figures = {}
             for mode in mode_order(round_number, args.modes):
-                site, changed = modes.run(mode, "site")
-                ping, _unused = modes.run(mode, "ping")
-                figures[mode] = dict(site=round(site, 3), ping=round(ping, 3), changed=changed)
-                sys.stderr.write("%d moms, round %d, %s: site %.2f s, ping %.2f s (%.2f)\n"
-                                 % (moms, round_number + 1, mode, site, ping, site / ping))
+                site, changed, site_cpu, _unused = modes.run(mode, "site")
+                ping, _unused, ping_cpu, _unused = modes.run(mode, "ping")
+                figures[mode] = dict(site=round(site, 3), ping=round(ping, 3), changed=changed,
+                                     site_cpu=round(site_cpu, 3), ping_cpu=round(ping_cpu, 3))
+                sys.stderr.write("%d moms, round %d, %s: site %.2f s, ping %.2f s (%.2f), CPU %.2f / %.2f s\n"
+                                 % (moms, round_number + 1, mode, site, ping, site / ping, site_cpu, ping_cpu))
             size["rounds"].append(figures)
     except BenchError as exc:
         size["error"] = str(exc)

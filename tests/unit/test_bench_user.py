@@ -79,15 +79,30 @@ def test_variants_change_one_thing_each(modes):
 
 
 def test_summarize_medians_and_paired_ratios():
-    rounds = [{"user": {"site": 6.0, "ping": 4.0, "changed": 0}, "checkout": {"site": 5.0, "ping": 4.0, "changed": 0}},
-              {"user": {"site": 9.0, "ping": 5.0, "changed": 1}, "checkout": {"site": 5.0, "ping": 5.0, "changed": 0}},
-              {"user": {"site": 6.6, "ping": 4.4, "changed": 0}, "checkout": {"site": 5.5, "ping": 5.0, "changed": 0}}]
+    rounds = [{"user": {"site": 6.0, "ping": 4.0, "changed": 0, "site_cpu": 4.0, "ping_cpu": 2.0},
+               "checkout": {"site": 5.0, "ping": 4.0, "changed": 0}},
+              {"user": {"site": 9.0, "ping": 5.0, "changed": 1, "site_cpu": 5.0, "ping_cpu": 2.5},
+               "checkout": {"site": 5.0, "ping": 5.0, "changed": 0}},
+              {"user": {"site": 6.6, "ping": 4.4, "changed": 0, "site_cpu": 3.0, "ping_cpu": 3.0},
+               "checkout": {"site": 5.5, "ping": 5.0, "changed": 0}}]
     figures = bench_user.summarize(rounds, ["user", "checkout"])
     assert figures["user"]["site_median"] == 6.6 and figures["user"]["ping_median"] == 4.4
     assert figures["user"]["ratio"] == pytest.approx(1.5)
     assert figures["user"]["paired"] == pytest.approx(1.5)  # 1.5, 1.8, 1.5
     assert figures["user"]["changed"] == 1
     assert figures["checkout"]["paired"] == pytest.approx(1.1)
+    assert figures["user"]["cpu_ratio"] == pytest.approx(4.0 / 2.5)
+    assert figures["checkout"]["cpu_ratio"] is None
     text = bench_user.markdown({"machine": "m", "date": "d", "ansible_core": "2.19", "command": "c",
-                                "sizes": [{"moms": 8, "backend": "mock", "error": None, "figures": figures}]})
-    assert "| user | 6.60 | 4.40 | 1.50 | 1.50 | 6.00, 9.00, 6.60 | 4.00, 5.00, 4.40 | 1 |" in text
+                                "sizes": [{"moms": 8, "backend": "mock", "error": None, "figures": figures,
+                                           "ssh_executions": {"user": {"site": 40, "ping": 27}}}]})
+    assert "| user | 6.60 | 4.40 | 1.50 | 1.50 | 1.60 | 6.00, 9.00, 6.60 | 4.00, 5.00, 4.40 | 40 / 27 | 1 |" in text
+    assert "| checkout | 5.00 | 5.00 | 1.00 | 1.10 | - |" in text
+
+
+def test_exec_line_counts_one_remote_execution_per_ssh_exec_line():
+    output = ("<127.0.7.11> ESTABLISH SSH CONNECTION FOR USER: root\n"
+              "<127.0.7.11> SSH: EXEC ssh -C -o ControlMaster=auto 127.0.7.11 '/bin/sh -c ...'\n"
+              "<127.0.7.12> SSH: EXEC sftp -b - -C 127.0.7.12\n"
+              "ok: [mom1] SSH: EXEC in a message\n")
+    assert len(bench_user.EXEC_LINE.findall(output)) == 2
