@@ -62,7 +62,7 @@ def test_negative_increment_gets_the_minimum_message():
 def test_unknown_key_names_the_key_and_the_allowed_ones():
     assert json_schema_errors(config(incremnet=2), SCHEMA) == [
         "top level: Additional properties are not allowed ('incremnet' was unexpected); "
-        "allowed keys: increment, keep_select_resource, offline_failed_vnodes, queues, tolerate"]
+        "allowed keys: increment, keep_select_resource, offline_failed_vnodes, queues, record_failed_moms, tolerate"]
 
 
 @pytest.mark.parametrize("bad, expected", [
@@ -77,6 +77,7 @@ def test_unknown_key_names_the_key_and_the_allowed_ones():
     (config(keep_select_resource="1site"), "keep_select_resource: '1site' does not match"),
     (config(queues=["workq", 3]), "queues[1]: 3 is not of type 'string'"),
     (config(offline_failed_vnodes="yes"), "offline_failed_vnodes: 'yes' is not of type 'boolean'"),
+    (config(record_failed_moms="yes"), "record_failed_moms: 'yes' is not of type 'boolean'"),
     ([1], "top level: [1] is not of type 'object'"),
 ])
 def test_other_bad_configs_get_readable_messages(bad, expected):
@@ -116,7 +117,7 @@ def test_schema_is_draft_2020_12_and_closed():
 
 def test_default_config_is_the_documented_one():
     assert DEFAULT_CONFIG == {"tolerate": "job_start", "increment": 1, "keep_select_resource": "site",
-                              "queues": [], "offline_failed_vnodes": True}
+                              "queues": [], "offline_failed_vnodes": True, "record_failed_moms": True}
 
 
 # ---------------------------------------------------------------- the role's files
