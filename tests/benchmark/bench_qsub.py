@@ -346,7 +346,7 @@ def parse_args(argv):
 def machine():
     model = "unknown"
     with open("/proc/cpuinfo") as handle:
-        model = next((l.split(":", 1)[1].strip() for l in handle if l.startswith("model name")), model)
+        model = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), model)
     return "%d cores (nproc), %s" % (os.cpu_count(), model)
 
 

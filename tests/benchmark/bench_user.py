@@ -337,7 +337,7 @@ def main(argv=None):
                              env=clean_env(), check=False).stdout
     match = re.search(r"core ([0-9][^\]\s]*)", version)
     with open("/proc/cpuinfo") as handle:
-        model = next((l.split(":", 1)[1].strip() for l in handle if l.startswith("model name")), "unknown")
+        model = next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), "unknown")
     results = dict(date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                    command="bench_user.py " + shlex.join(sys.argv[1:] if argv is None else argv),
                    machine="%d cores (nproc), %s" % (os.cpu_count(), model),
