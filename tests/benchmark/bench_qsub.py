@@ -258,8 +258,8 @@ def node_run(workdir, argv, user=None, stdin=None):
                           text=True, check=False,
                           stdin=None if stdin is not None else subprocess.DEVNULL)
     if proc.returncode != 0:
-        raise BenchError("%s failed (rc %d): %s%s" % (shlex.join(argv), proc.returncode,
-                                                       proc.stdout[-2000:], proc.stderr[-2000:]))
+        raise BenchError("%s failed (rc %d): %s%s"
+                         % (shlex.join(argv), proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:]))
     return proc.stdout
 
 

@@ -152,8 +152,8 @@ def markdown(results):
     lines = ["- Machine: %s; %s; ansible-core %s" % (results["machine"], results["date"], results["ansible_core"]),
              "- Command: `%s`" % results["command"], ""]
     for size in results["sizes"]:
-        lines += ["### %d moms, backend %s%s" % (size["moms"], size["backend"],
-                                                  " (FAILED: %s)" % size["error"] if size["error"] else ""),
+        failed = " (FAILED: %s)" % size["error"] if size["error"] else ""
+        lines += ["### %d moms, backend %s%s" % (size["moms"], size["backend"], failed),
                   "", "| mode | site.yml median s | ping median s | ÷ ping | paired | CPU ÷ ping | site runs s "
                   "| ping runs s | SSH executions site / ping | changed |",
                   "| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: |"]
@@ -273,8 +273,8 @@ class Modes:
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu = after.ru_utime + after.ru_stime - usage.ru_utime - usage.ru_stime
         if proc.returncode != 0:
-            raise BenchError("%s (%s) failed (rc %d):\n%s" % (shlex.join(argv[1:]), mode, proc.returncode,
-                                                               proc.stdout[-3000:]))
+            raise BenchError("%s (%s) failed (rc %d):\n%s"
+                             % (shlex.join(argv[1:]), mode, proc.returncode, proc.stdout[-3000:]))
         changed = sum(int(m.group(3)) for m in RECAP_LINE.finditer(proc.stdout))
         return seconds, changed, cpu, len(EXEC_LINE.findall(proc.stdout)) if verbose else None
 
