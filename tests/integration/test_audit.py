@@ -71,9 +71,11 @@ def converged(pbs_cluster, env):
 
 
 def drift_rows(output):
-    """Rows of the printed table: ``[(host, item, desired, actual)]``."""
+    """Rows of the printed drift table: ``[(host, item, desired, actual)]`` (the output of its
+    task only: the effective timeouts table also starts its lines with a host)."""
     rows = []
-    for line in output.splitlines():
+    section = output.split("TASK [Print the drift table", 1)[-1].split("TASK [", 1)[0]
+    for line in section.splitlines():
         line = line.strip().rstrip(",").strip('"')
         parts = line.split()
         if len(parts) >= 4 and parts[0] in ("pbs-server", "mom1", "mom2") and "ok=" not in line:
