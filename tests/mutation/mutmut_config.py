@@ -105,7 +105,8 @@ def _mentions(test_source, product):
 
 @functools.lru_cache(maxsize=None)
 def tests_for(path):
-    """Test files (tuple of paths, ``test_mutants_*`` first) that exercise product file ``path``.
+    """Test files (tuple of paths, the product file's own ``test_<stem>*`` first) that exercise
+    product file ``path``.
 
     A test file is chosen when it names ``path`` or a product file importing it; when none
     does, every test directory is chosen (a mutant is never tested by nothing).
@@ -121,14 +122,12 @@ def tests_for(path):
 
 
 def _run_order(product_stem, test_path):
-    """Sort key of the test files of product file ``product_stem``: its own
-    ``test_mutants_<stem>*`` files, then the other ``test_mutants_*``, then the rest, each
-    by path. pytest runs them in this order and ``-x`` stops at the first failure: a mutant
-    that makes some other test wait forever is killed by the test written for it before
-    that test runs, instead of timing out."""
+    """Sort key of the test files of product file ``product_stem``: its own ``test_<stem>*``
+    files first, then the rest, each by path. pytest runs them in this order and ``-x`` stops
+    at the first failure: a mutant that makes some other test wait forever is killed by the
+    unit's own tests before that test runs, instead of timing out."""
     name = os.path.basename(test_path)
-    own = name.startswith("test_mutants_%s" % product_stem)
-    return (not own, not name.startswith("test_mutants_"), test_path)
+    return (not name.startswith("test_%s" % product_stem), test_path)
 
 
 def pre_mutation(context):
