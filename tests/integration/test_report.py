@@ -14,9 +14,10 @@ execjob_launch. One module-scoped cluster runs, in order:
    OpenPBS requeues only after every sister acknowledged the delete);
 6. a job array of two subjobs while mom2 is frozen: both saved.
 
-Then the playbook reads the window and the JSON's counts are asserted exactly; the
-Prometheus text, the schema and the table are checked, and a broken accounting line is
-reported with its file and line.
+Then the playbook reads the window once (a line that is no accounting record appended to
+today's file for the run) and the JSON's counts are asserted exactly; the Prometheus text,
+the schema and the table are checked, and the broken line is reported with its file and
+line.
 """
 import json
 import os
@@ -120,18 +121,26 @@ def scenario(pbs_cluster):
 
 @pytest.fixture(scope="module")
 def report(scenario, pbs_cluster, env, tmp_path_factory):
-    """The playbook's run over the last hour: ``(rc, output, JSON, Prometheus text, paths)``."""
+    """The playbook's one run over the last hour, with a line that is no accounting record
+    appended to today's file (removed after the run): ``(rc, output, JSON, Prometheus text,
+    paths, {"file", "line"} of the bad line)``."""
     out = tmp_path_factory.mktemp("report")
     paths = {"json": str(out / "rjs.json"), "prom": str(out / "pbs_rjs.prom")}
-    rc, output, _recap = run_playbook(pbs_cluster, env, PLAYBOOK, {
-        "report_json_path": paths["json"], "report_prometheus_path": paths["prom"],
-        "report_window_days": 1.0 / 24})
+    day_file = "%s/%s" % (ACCT_DIR, time.strftime("%Y%m%d"))
+    lines = int(pbsjobs.sh(pbs_cluster, pbsjobs.SERVER, "wc -l < %s" % day_file).stdout.strip())
+    pbsjobs.sh(pbs_cluster, pbsjobs.SERVER, "printf 'garbage without fields\\n' >> %s" % day_file)
+    try:
+        rc, output, _recap = run_playbook(pbs_cluster, env, PLAYBOOK, {
+            "report_json_path": paths["json"], "report_prometheus_path": paths["prom"],
+            "report_window_days": 1.0 / 24})
+    finally:
+        pbsjobs.sh(pbs_cluster, pbsjobs.SERVER, "sed -i '/^garbage without fields$/d' %s" % day_file)
     assert rc == 0, output
     with open(paths["json"]) as handle:
         document = json.load(handle)
     with open(paths["prom"]) as handle:
         prom = handle.read()
-    return rc, output, document, prom, paths
+    return rc, output, document, prom, paths, {"file": day_file, "line": lines + 1}
 
 
 def subjob(array_id, index):
@@ -139,7 +148,7 @@ def subjob(array_id, index):
 
 
 def test_report_counts_what_the_jobs_did(scenario, report):
-    _rc, _output, document, _prom, _paths = report
+    _rc, _output, document, _prom, _paths, _bad = report
     totals = document["totals"]
     assert document["queues"]["workq"] == totals
     expected = {
@@ -172,11 +181,10 @@ def test_report_counts_what_the_jobs_did(scenario, report):
     nodes = {row["node"]: (row["failed_starts"], row["sister_starts"]) for row in document["nodes"]}
     assert nodes == {"mom2": (4, 6), "mom3": (1, 6)}
     assert document["worst_nodes"] == ["mom2", "mom3"]
-    assert document["problems"] == []
 
 
 def test_report_document_and_metrics(pbs_cluster, report):
-    _rc, output, document, prom, paths = report
+    _rc, output, document, prom, paths, _bad = report
     for path in paths.values():
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o644
     assert document["server"] == "pbs-server"
@@ -196,26 +204,16 @@ def test_report_document_and_metrics(pbs_cluster, report):
     assert "saved" in output and "worst nodes: mom2 (failed 4 of 6 starts), mom3 (failed 1 of 6 starts)" in output
 
 
-def test_report_names_an_accounting_line_that_does_not_parse(scenario, pbs_cluster, env, tmp_path):
-    day = time.strftime("%Y%m%d")
-    path = "%s/%s" % (ACCT_DIR, day)
-    lines = pbsjobs.sh(pbs_cluster, pbsjobs.SERVER, "wc -l < %s" % path).stdout.strip()
-    pbsjobs.sh(pbs_cluster, pbsjobs.SERVER, "printf 'garbage without fields\\n' >> %s" % path)
-    try:
-        rc, output, _recap = run_playbook(pbs_cluster, env, PLAYBOOK, {
-            "report_json_path": str(tmp_path / "r.json"), "report_window_days": 1.0 / 24})
-        assert rc == 0, output
-        with open(str(tmp_path / "r.json")) as handle:
-            document = json.load(handle)
-        assert document["problems"] == [{"file": path, "line": int(lines) + 1,
-                                         "error": "not 4 fields separated by ';'"}]
-        assert "unreadable accounting: %s line %d" % (path, int(lines) + 1) in output
-        assert document["totals"]["saved_jobs"] == 5
-    finally:
-        pbsjobs.sh(pbs_cluster, pbsjobs.SERVER, "sed -i '/^garbage without fields$/d' %s" % path)
+def test_report_names_an_accounting_line_that_does_not_parse(report):
+    _rc, output, document, prom, _paths, bad = report
+    assert document["problems"] == [dict(bad, error="not 4 fields separated by ';'")]
+    assert "unreadable accounting: %s line %d: not 4 fields separated by ';'" % (bad["file"], bad["line"]) in output
+    assert "pbs_rjs_accounting_problems 1" in prom.splitlines()
 
 
 def test_report_refuses_bad_input_before_reading(pbs_cluster, env, tmp_path):
+    if pbs_cluster.backend != "mock":
+        pytest.skip("the inputs are refused before any PBS command runs: the mock run is enough (CI time)")
     rc, output, _recap = run_playbook(pbs_cluster, env, PLAYBOOK, {
         "report_json_path": "relative.json"})
     assert rc != 0 and "report_json_path must be an absolute file path on the controller" in output
