@@ -158,35 +158,76 @@ report:
     (its shape is files/schemas/accounting_report.schema.json).
   returned: always
   type: dict
+  sample:
+    report_version: 1
+    generated_at: "2026-11-28T06:30:00+00:00"
+    server: pbs-server
+    pbs_version: 23.06.06
+    totals: {jobs: 9, padded_jobs: 9, pruned_jobs: 8, saved_jobs: 5, failed_sisters: 5}
   contains:
     window:
       description: C(start) and C(end) (ISO 8601, the server's local time, with offset),
         C(start_epoch), C(end_epoch), and C(files), the day files read.
       type: dict
+      sample:
+        start: "2026-11-21T06:30:00+00:00"
+        end: "2026-11-28T06:30:00+00:00"
+        start_epoch: 1795242600
+        end_epoch: 1795847400
+        files: ["20261127", "20261128"]
     generated_at:
       description: When the report was made (ISO 8601).
       type: str
+      sample: "2026-11-28T06:30:00+00:00"
     server:
       description: The PBS server (C(PBS_SERVER) of pbs.conf, else the host name).
       type: str
+      sample: pbs-server
     pbs_version:
       description: What C(qstat --version) says, e.g. C(23.06.06); null when it fails.
       type: str
+      sample: 23.06.06
     totals:
       description: The figures of the description for the whole cluster.
       type: dict
+      sample:
+        jobs: 9
+        tolerate_node_failures_jobs: 9
+        padded_jobs: 9
+        pruned_jobs: 8
+        saved_jobs: 5
+        saved_runs: 5
+        pruned_runs: 11
+        pruned_runs_failed_unknown: 5
+        chunks_released: 11
+        nodes_released: 11
+        healthy_nodes_released: 1
+        failed_sisters: 5
+        failed_start_jobs: 1
+        failed_starts: 2
+        requeued_jobs: 1
+        held_after_failed_starts: 0
+        padding_node_seconds: 59
+        failed_start_causes:
+          "a hook rejected the start and asked for a rerun (JOB_EXEC_FAILHOOK_RERUN)": 2
     queues:
       description: The same figures per queue name.
       type: dict
+      sample:
+        workq: {jobs: 9, padded_jobs: 9, pruned_jobs: 8, saved_jobs: 5, failed_sisters: 5}
     nodes:
       description: Per sister host, C(node), C(sister_starts), C(failed_starts),
         C(failure_rate), worst first.
       type: list
       elements: dict
+      sample:
+        - {node: mom2, sister_starts: 6, failed_starts: 4, failure_rate: 0.666667}
+        - {node: mom3, sister_starts: 6, failed_starts: 1, failure_rate: 0.166667}
     worst_nodes:
       description: Names of the worst nodes.
       type: list
       elements: str
+      sample: [mom2, mom3]
     jobs:
       description: Per job that was pruned or failed to start - C(job), C(queue),
         C(padded), C(starts), C(pruned_runs), C(saved_runs), C(chunks_released),
@@ -196,6 +237,25 @@ report:
         select).
       type: list
       elements: dict
+      sample:
+        - job: 3.pbs-server
+          queue: workq
+          padded: true
+          starts: 1
+          pruned_runs: 1
+          saved_runs: 1
+          chunks_released: 1
+          nodes_released: 1
+          failed_sisters: [mom2]
+          healthy_released: []
+          failed_unknown_runs: 0
+          padding_node_seconds: 4
+          failed_starts: 0
+          failed_start_causes: {}
+          requeued: false
+          held_after_failed_starts: false
+          run_count: 1
+          size: 1
     recommendation:
       description: C(model) (binomial), C(target), C(sister_starts),
         C(failed_sister_starts), C(sister_failure_rate), C(current_increment) and
@@ -203,24 +263,46 @@ report:
         C(current_failure_chance), C(recommended_increment),
         C(recommended_failure_chance).
       type: dict
+      sample:
+        model: binomial
+        target: 0.01
+        sister_starts: 12
+        failed_sister_starts: 5
+        sister_failure_rate: 0.416667
+        current_increment: 1
+        bands:
+          - {band: "1", jobs: 9, sisters: 1, current_increment: 1, current_failure_chance: 0.173611,
+             recommended_increment: 5, recommended_failure_chance: 0.005233}
     problems:
       description: Lines or files that could not be read - C(file), C(line) (0 for the
         whole file), C(error).
       type: list
       elements: dict
+      sample:
+        - {file: /var/spool/pbs/server_priv/accounting/20261127, line: 42, error: "not 4 fields separated by ';'"}
     hook_config:
       description: The hook's config as read with qmgr (null when none could be read).
       type: dict
+      sample: {tolerate: job_start, increment: 1, keep_select_resource: site, queues: [], offline_failed_vnodes: true,
+               record_failed_moms: true}
 prometheus:
   description: The figures in Prometheus' text exposition format (metrics C(pbs_rjs_*)),
     for node_exporter's textfile collector.
   returned: always
   type: str
+  sample: |
+    # HELP pbs_rjs_saved_jobs reliable job startup report: saved jobs over the window, per queue and in total
+    # TYPE pbs_rjs_saved_jobs gauge
+    pbs_rjs_saved_jobs{queue="_all"} 5
+    pbs_rjs_saved_jobs{queue="workq"} 5
 table:
   description: The report as lines of text for a person.
   returned: always
   type: list
   elements: str
+  sample:
+    - "reliable job startup report: 2026-11-21T06:30:00+00:00 to 2026-11-28T06:30:00+00:00, server pbs-server, PBS 23.06.06"
+    - "worst nodes: mom2 (failed 4 of 6 starts), mom3 (failed 1 of 6 starts)"
 '''
 
 import json

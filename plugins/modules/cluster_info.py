@@ -245,6 +245,7 @@ installed:
   description: Whether pbs.conf was found.
   returned: always
   type: bool
+  sample: true
 pbs_version:
   description: PBS version from C(PBS_HOME/pbs_version), else the server's
     C(pbs_version) attribute; C(null) when unknown.
@@ -340,6 +341,7 @@ new_problems:
   returned: always
   type: list
   elements: dict
+  sample: [{"kind": "held_job", "name": "12.pbs-server", "detail": "job 12.pbs-server has a system hold (Hold_Types s, run_count 21)"}]
 mom_plan:
   description: With O(mom_options), on a host with C(mom_priv) - C(path) of the config
     file, C(before) and C(after) (its text now and as M(hpc.pbs.mom_config) would write

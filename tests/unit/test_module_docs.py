@@ -253,16 +253,6 @@ def test_every_return_value_has_description_and_type(docs):
         assert spec.get("type"), "%s: return %s has no type" % (module, name)
 
 
-# Return values documented without a sample in a module this file's owner does not maintain,
-# exactly: a new gap fails the test, and so does a filled one (remove it from here then).
-RETURN_SAMPLES_PENDING = {
-    "accounting_report": ["report", "report.window", "report.generated_at", "report.server", "report.pbs_version",
-                          "report.totals", "report.queues", "report.nodes", "report.worst_nodes", "report.jobs",
-                          "report.recommendation", "report.problems", "report.hook_config", "prometheus", "table"],
-    "cluster_info": ["installed", "new_problems"],
-}
-
-
 def walk_returns(returns, prefix=""):
     """Yield ``(dotted name, spec)`` for every return value and the values it contains."""
     for name, spec in (returns or {}).items():
@@ -275,7 +265,7 @@ def test_every_return_value_has_a_sample(docs):
     so a user sees the shape of what the module returns."""
     module, returns = docs["module"], docs["returns"]
     missing = [name for name, spec in walk_returns(returns) if "sample" not in spec]
-    assert missing == RETURN_SAMPLES_PENDING.get(module, []), "%s: return values without a sample" % module
+    assert missing == [], "%s: return values without a sample" % module
 
 
 @pytest.mark.parametrize("key", sorted(DESIGN_REFERENCES), ids=lambda k: "%s-%s-%s" % k)
