@@ -66,8 +66,14 @@ class Mom:
         self.hook_log = pbslog.DaemonLog(os.path.join(pbs_home, "mom_logs"), "pbs_python")
         self.hooks = HookStore(os.path.join(self.priv, "hooks"))
         self.config = momconfig.MomConfig()
-        self.joinjob_alarm_time = None      # None = derive from hooks ("-1" in mom_main.c)
-        self.job_launch_delay_time = None
+        # The values the mom holds, as real pbs_mom's globals (mom_main.c): set from the
+        # config line, else summed from the hooks at the start and at each .HK copy, 30 s
+        # after a SIGHUP (see _derive_at_start, _derive_at_hook_copy).
+        self.joinjob_alarm_time = DEFAULT_ALARM
+        self.job_launch_delay_time = DEFAULT_ALARM
+        # update_joinjob_alarm_time / update_job_launch_delay: the config has no line.
+        self.update_joinjob_alarm_time = True
+        self.update_job_launch_delay = True
         # $max_poll_downtime in seconds. As in mom_main.c, a reload never resets it: a line
         # removed from the config leaves the last value set in force until the mom restarts.
         self.max_poll_downtime = PBS_MAX_POLL_DOWNTIME
@@ -97,8 +103,14 @@ class Mom:
         self.config = momconfig.read_config(os.path.join(self.priv, "config"), self.log)
         if not self.config.ok:
             return False
-        self.joinjob_alarm_time = self.config.sister_join_job_alarm
-        self.job_launch_delay_time = self.config.job_launch_delay
+        # read_config(): -1 unless a line sets it; initialize() turns a -1 left into 30
+        # (the start sums the hooks in between: _derive_at_start).
+        self.update_joinjob_alarm_time = self.config.sister_join_job_alarm is None
+        self.update_job_launch_delay = self.config.job_launch_delay is None
+        self.joinjob_alarm_time = (DEFAULT_ALARM if self.update_joinjob_alarm_time
+                                   else self.config.sister_join_job_alarm)
+        self.job_launch_delay_time = (DEFAULT_ALARM if self.update_job_launch_delay
+                                      else self.config.job_launch_delay)
         if self.config.max_poll_downtime is not None:
             self.max_poll_downtime = self.config.max_poll_downtime
         self.vnode_definitions = vnodedefs.read_config_d(os.path.join(self.priv, "config.d"), self.log)
@@ -116,18 +128,38 @@ class Mom:
         return vnodedefs.mom_vnodes(self.vnode_definitions, self.node_name, self.host_name, natural)
 
     def join_alarm(self):
-        """Effective ``$sister_join_job_alarm`` in seconds (interface 3)."""
-        if self.joinjob_alarm_time is not None:
-            return self.joinjob_alarm_time
-        begin, _unused = self.hooks.alarm_sums()
-        return begin if begin is not None else DEFAULT_ALARM
+        """Effective ``$sister_join_job_alarm`` in seconds (interface 3): the value held."""
+        return self.joinjob_alarm_time
 
     def launch_delay(self):
-        """Effective ``$job_launch_delay`` in seconds (interface 4)."""
-        if self.job_launch_delay_time is not None:
-            return self.job_launch_delay_time
-        _unused, prologue = self.hooks.alarm_sums()
-        return prologue if prologue is not None else DEFAULT_ALARM
+        """Effective ``$job_launch_delay`` in seconds (interface 4): the value held."""
+        return self.job_launch_delay_time
+
+    def _derive_at_start(self):
+        """At the mom's start (mom_main.c, the hooks directory read after the config): an
+        option with no config line is the sum of the alarms of the enabled hooks having its
+        event (a hook with both events counts for both); none, 30. Nothing is logged."""
+        begin, prologue = self.hooks.alarm_sums(both_count_for_both=True)
+        if self.update_joinjob_alarm_time:
+            self.joinjob_alarm_time = begin if begin is not None else DEFAULT_ALARM
+        if self.update_job_launch_delay:
+            self.job_launch_delay_time = prologue if prologue is not None else DEFAULT_ALARM
+
+    def _derive_at_hook_copy(self):
+        """After the server copied a ``.HK`` file (req_copy_hookfile): the options with no
+        config line are summed again over the enabled hooks; while the join alarm has no
+        line, a hook having both events counts for it only; an option no enabled hook counts
+        for keeps the value held. Logs ``joinjob_alarm_time updated to N`` /
+        ``job_launch_delay updated to N`` (log_err: class 0001, Svr, pbs_mom)."""
+        begin, prologue = self.hooks.alarm_sums(join_derived=self.update_joinjob_alarm_time)
+        if self.update_joinjob_alarm_time and begin is not None:
+            self.joinjob_alarm_time = begin
+            self.log.svr(pbslog.PBSEVENT_ERROR, "pbs_mom",
+                         "req_copy_hookfile, joinjob_alarm_time updated to %d" % begin)
+        if self.update_job_launch_delay and prologue is not None:
+            self.job_launch_delay_time = prologue
+            self.log.svr(pbslog.PBSEVENT_ERROR, "pbs_mom",
+                         "req_copy_hookfile, job_launch_delay updated to %d" % prologue)
 
     def _log_cpus(self):
         cpus = os.cpu_count() or 1
@@ -167,6 +199,7 @@ class Mom:
         self._log_banner()
         if not self.read_config():
             return False
+        self._derive_at_start()
         self._log_cpus()
         self.servers.append(wire.serve(self.address, self.service_port, self.dispatch_service))
         self.servers.append(wire.serve(self.address, self.im_port, self.dispatch_im))
@@ -298,13 +331,7 @@ class Mom:
             self.hooks.write(name, ext, files[ext])
             self.log.hook(pbslog.PBSEVENT_DEBUG, "%s.%s" % (name, ext), "copy hook-related file request received")
             if ext == "HK":
-                begin, prologue = self.hooks.alarm_sums()
-                if self.joinjob_alarm_time is None and begin is not None:
-                    self.log.svr(pbslog.PBSEVENT_ERROR, "pbs_mom",
-                                 "req_copy_hookfile, joinjob_alarm_time updated to %d" % begin)
-                if self.job_launch_delay_time is None and prologue is not None:
-                    self.log.svr(pbslog.PBSEVENT_ERROR, "pbs_mom",
-                                 "req_copy_hookfile, job_launch_delay updated to %d" % prologue)
+                self._derive_at_hook_copy()
         return {"ok": True}
 
 

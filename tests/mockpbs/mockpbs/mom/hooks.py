@@ -88,19 +88,24 @@ class HookStore:
                    and event in attrs.get("event", "").split(",")
                    for attrs in self.attributes().values())
 
-    def alarm_sums(self):
-        """(execjob_begin sum or None, execjob_prologue sum or None) over enabled hooks.
+    def alarm_sums(self, join_derived=True, both_count_for_both=False):
+        """(execjob_begin sum or None, execjob_prologue sum or None) over enabled hooks;
+        None means no such hook (PP-928 interfaces 3, 4).
 
-        As the real mom's loop in ``req_copy_hookfile``: a hook having both events counts
-        for execjob_begin only. None means no such hook (PP-928 interfaces 3, 4)."""
+        By default as the real mom's loop in ``req_copy_hookfile``: while ``join_derived``
+        (``$sister_join_job_alarm`` has no config line) a hook having both events counts
+        for execjob_begin only. ``both_count_for_both``: as the mom's start, where such a
+        hook counts for both."""
         begin = prologue = None
         for attrs in self.attributes().values():
             if attrs.get("enabled", "true").lower() != "true":
                 continue
             events = [e for e in attrs.get("event", "").split(",") if e]
             alarm = int(attrs.get("alarm", "30"))
-            if "execjob_begin" in events:
+            counted = False
+            if "execjob_begin" in events and (join_derived or both_count_for_both):
                 begin = (begin or 0) + alarm
-            elif "execjob_prologue" in events:
+                counted = True
+            if "execjob_prologue" in events and (both_count_for_both or not counted):
                 prologue = (prologue or 0) + alarm
         return begin, prologue

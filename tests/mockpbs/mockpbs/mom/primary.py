@@ -158,6 +158,12 @@ class PrimaryMom:
         """2. join_job to sisters (PP-928 interface 3); ``hosts`` the job's hosts, in order."""
         jobid = record.job["id"]
         alarm = self.mom.join_alarm()
+        if tolerates_failures(record.job):
+            # start_exec.c, as the job enters JOB_SUBSTATE_WAITING_JOIN_JOB (the value its
+            # join alarm is armed with).
+            self.mom.log.job(pbslog.PBSEVENT_DEBUG3, jobid,
+                             "job waiting up to %d secs ($sister_join_job_alarm) for all sister moms to join"
+                             % alarm)
         replies = parallel(
             self.mom, record.sisters,
             lambda h: {"op": "join_job", "job": record.job, "vnodes": record.vnodes,
