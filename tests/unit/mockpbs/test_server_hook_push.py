@@ -2,6 +2,7 @@
 once to each mom host however many vnodes it reports, pushes to one mom are ordered, and
 the mom ends with the server's latest version of a hook after quick ``set hook`` changes
 (seen before: moms kept ``enabled=false`` in NAME.HK while the server said true)."""
+import hashlib
 import random
 import threading
 import time
@@ -203,3 +204,30 @@ def test_delete_and_create_again_replaces_the_moms_files(cluster, tmp_path):
     assert daemon.core.hook_pusher.wait_idle(PUSH_SETTLE_SECONDS)
     assert "CF" not in mom.files["h1"]
     assert mom.hk("h1") == server_hk(daemon, "h1")
+
+
+def hello(daemon, **extra):
+    message = {"op": "mom_hello", "node": "hostA", "host": "hostA", "resources_available": {"ncpus": "0"},
+               "vnodes": hello_vnodes()}
+    message.update(extra)
+    wire.request(daemon.address, wire.SERVER_PORT, message, timeout=30)
+    assert daemon.core.hook_pusher.wait_idle(PUSH_SETTLE_SECONDS)
+
+
+def test_a_hello_gets_only_the_hooks_whose_files_differ_from_the_moms_checksums(cluster):
+    """As a real server copies only the hooks whose checksums the mom reports different: a
+    mom's reload (SIGHUP) or restart gets no .HK copy of a hook it holds unchanged, so its
+    derived $sister_join_job_alarm is not summed again."""
+    daemon, mom = cluster()
+    run("create hook same event=execjob_begin")
+    run("create hook stale event=execjob_begin")
+    assert daemon.core.hook_pusher.wait_idle(PUSH_SETTLE_SECONDS)
+    with mom.lock:
+        held = {name: {ext: hashlib.sha256(text.encode("utf-8")).hexdigest() for ext, text in files.items()}
+                for name, files in mom.files.items()}
+    held["stale"]["HK"] = hashlib.sha256(b"enabled=false\n").hexdigest()
+    before = {name: len(mom.copies_of(name)) for name in ("same", "stale")}
+    hello(daemon, hook_checksums=held)
+    assert {name: len(mom.copies_of(name)) - before[name] for name in before} == {"same": 0, "stale": 1}
+    hello(daemon)       # no checksums: every hook
+    assert {name: len(mom.copies_of(name)) - before[name] for name in before} == {"same": 1, "stale": 2}

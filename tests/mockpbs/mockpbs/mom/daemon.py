@@ -226,7 +226,7 @@ class Mom:
         vnodes = self.vnodes()
         message = {"op": "mom_hello", "node": self.node_name, "host": self.host_name,
                    "resources_available": dict(vnodes[self.node_name]["resources_available"]),
-                   "vnodes": vnodes}
+                   "vnodes": vnodes, "hook_checksums": self.hooks.checksums()}
         while not self.stopped.is_set() and not self.hello_done.is_set():
             try:
                 reply = wire.request(self._server_address(), self.server_port, message, timeout=10)

@@ -3,6 +3,7 @@
 Files arrive from the server by ``hook_copy`` and are written with mode 0700, as the real
 mom's ``req_copy_hookfile`` does (transcript c).
 """
+import hashlib
 import os
 
 from mockpbs import hookdefs
@@ -19,6 +20,19 @@ class HookStore:
 
     def path(self, name, ext):
         return os.path.join(self.hooks_dir, "%s.%s" % (name, ext))
+
+    def checksums(self):
+        """``{name: {ext: sha256 hex}}`` of the hook files held: what the mom tells the
+        server in ``mom_hello`` (as a real mom reports its hook checksums), so the server
+        sends only the hooks whose files differ."""
+        found = {}
+        for entry in sorted(os.listdir(self.hooks_dir)):
+            name, dot, ext = entry.rpartition(".")
+            if not dot or ext not in EXTENSIONS:
+                continue
+            with open(os.path.join(self.hooks_dir, entry), "rb") as handle:
+                found.setdefault(name, {})[ext] = hashlib.sha256(handle.read()).hexdigest()
+        return found
 
     def write(self, name, ext, text):
         """Write one file (``ext`` in HK/PY/CF), mode 0700, replacing any old one."""

@@ -5,6 +5,8 @@ submission, runjob before a job is sent to its mom).
 Functions take the server context ``ctx`` (:class:`mockpbs.server.context.ServerContext`)
 where they need the state; errors are hook errors (:func:`mockpbs.server.errors.hook_error`).
 """
+import hashlib
+
 from mockpbs import attributes, hookdefs, pbslog
 from mockpbs.server import context, models
 from mockpbs.server.errors import PBSE_HOOKERROR, PbsError, hook_error
@@ -189,10 +191,18 @@ def push_hook_delete(ctx, name):
         ctx.hook_pusher.push_delete(name, mom_addresses(ctx))
 
 
-def push_all_hooks(ctx, host, port):
-    """Send every hook to the mom at ``host:port`` (a mom that just said hello)."""
+def push_all_hooks(ctx, host, port, held=None):
+    """Send every hook to the mom at ``host:port`` (a mom that just said hello). ``held``
+    (``{name: {ext: sha256 hex}}``, the mom's hook checksums): a hook whose files the mom
+    already holds, the same, is not sent (a real server copies only the hooks whose
+    checksums differ: a mom's reload or restart gets no ``.HK`` copy of unchanged hooks).
+    None: every hook is sent."""
     with ctx.lock:
         names = list(ctx.state.hooks)
+        if held is not None:
+            names = [n for n in names if held.get(n) != dict(
+                (ext, hashlib.sha256(text.encode("utf-8")).hexdigest())
+                for ext, text in ctx.state.hook_files(n).items())]
     for name in names:
         push_hook(ctx, name, targets=[(host, port)])
 

@@ -284,7 +284,7 @@ def op_mom_hello(ctx, message):
         ctx.log.record(pbslog.PBSEVENT_SYSTEM, pbslog.OBJ_NODE, name, "mom hello: node up")
         ctx.state.save()
         target = (node.get("Mom", name), int(node.get("Port", ctx.mom_port)))
-    hooks.push_all_hooks(ctx, *target)
+    hooks.push_all_hooks(ctx, *target, held=message.get("hook_checksums"))
     ctx.wake_scheduler()
     return {"known": True}
 
