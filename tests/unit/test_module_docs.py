@@ -214,6 +214,13 @@ def test_every_module_file_is_covered():
     assert found == sorted(MODULES)
 
 
+def test_module_defaults_group_holds_every_module():
+    """``module_defaults: {group/hpc.pbs.pbs: {pbs_conf_file: ...}}`` reaches every module."""
+    with open(os.path.join(REPO, "meta", "runtime.yml")) as handle:
+        runtime = yaml.safe_load(handle)
+    assert sorted(runtime["action_groups"]["pbs"]) == sorted(MODULES)
+
+
 def test_documentation_names_the_module(docs):
     module, documentation = docs["module"], docs["documentation"]
     assert documentation["module"] == module
