@@ -16,9 +16,9 @@ PYTEST_ARGS ?=
 # worker runs whole test files (--dist loadfile, so a module's cluster stays on one worker)
 # and starts its clusters on a loopback /24 of its own (tests/conftest.py: base
 # $$HPC_PBS_CLUSTER_NET, default 127.0.1, then 127.0.11, 127.0.21). The integration tests
-# mostly wait (SSH, PBS scheduling cycles), so 3 workers pay on 2 cores. TEST_JOBS=0: one
-# process, as before.
-TEST_JOBS ?= 3
+# mostly wait (SSH, PBS scheduling cycles), so 2 workers pay on 2 cores (3 made the tests'
+# short job sleeps race on a loaded 2-core machine). TEST_JOBS=0: one process, as before.
+TEST_JOBS ?= 2
 # --no-loadscope-reorder: the files go out in the order tests/conftest.py sets (slow first).
 XDIST_ARGS = $(if $(filter-out 0,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadfile --no-loadscope-reorder)
 # Backend of `make demo`: mock (the mock PBS), openpbs (a real OpenPBS 23.06.06 built from
@@ -27,7 +27,7 @@ PBS ?= mock
 # The OpenPBS releases `make openpbs` builds (each once per source tarball).
 OPENPBS_RELEASES := 23.06.06 22.05.11
 
-.PHONY: demo test unit integration sanity lint bench mutation deps venv collection build-artifact clean cluster-down openpbs
+.PHONY: demo test unit integration sanity lint lint-docs bench mutation deps venv collection build-artifact clean cluster-down openpbs
 
 demo: deps venv collection $(if $(filter openpbs%,$(PBS)),openpbs)
 	$(PY) tests/integration/demo --pbs $(PBS) $(DEMO_ARGS)
@@ -60,6 +60,15 @@ sanity: venv
 
 lint: venv collection
 	$(PY) tests/sanity/gates.py lint $(LINT_ARGS)
+
+# antsibull-docs lint-collection-docs --plugin-docs (the markup of every module, filter and
+# role argument spec), from a venv of its own: its Sphinx/docutils pins do not resolve beside
+# requirements.txt. The collection's own venv gives it ansible-doc.
+DOCS_VENV := build/antsibull-venv
+lint-docs: venv collection
+	test -x $(DOCS_VENV)/bin/antsibull-docs || { $(PYTHON) -m venv $(DOCS_VENV) \
+		&& $(DOCS_VENV)/bin/pip install -q -r tests/sanity/antsibull-docs-requirements.txt; }
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(DOCS_VENV)/bin/antsibull-docs lint-collection-docs --plugin-docs .
 
 # Costs of site.yml, rollout.yml and audit.yml vs `ansible -m ping` on 8, 32 and 64 moms,
 # mock and real OpenPBS (skipped, and said so, without its build): wall medians, qmgr
