@@ -95,8 +95,12 @@ def put_back(cluster, mom_sed=None, qmgr=()):
 
 
 def read_report(path):
+    """The drift rows of the audit's JSON report (its ``run`` is checked by
+    test_audit_reports_no_drift_after_site)."""
     with open(path) as handle:
-        return json.load(handle)
+        report = json.load(handle)
+    assert sorted(report) == ["drift", "run"], report
+    return report["drift"]
 
 
 def test_no_drift_after_site_yml(converged, env, tmp_path):
@@ -108,6 +112,13 @@ def test_no_drift_after_site_yml(converged, env, tmp_path):
     assert "0 drift(s) on 0 host(s)" in out
     assert read_report(report) == []
     assert all(c["changed"] == 0 for c in counts.values()), counts
+    with open(report) as handle:
+        run = json.load(handle)["run"]
+    assert sorted(run) == ["ansible_core_version", "check_mode", "collection_version", "controller_host", "ended",
+                           "inventory", "started", "user"], run
+    assert run["check_mode"] is True and run["collection_version"] and run["ansible_core_version"], run
+    assert run["started"] and run["started"] <= run["ended"], run
+    assert [os.path.realpath(p) for p in run["inventory"]] == [os.path.realpath(converged.inventory)], run
 
 
 def test_drift_reported_read_only_and_fails_when_asked(converged, env, tmp_path):

@@ -261,7 +261,7 @@ def test_the_audit_entry_point_names_the_mom_and_its_versions(cluster, tmp_path)
     rc, out, _recap = play(cluster, os.path.join(rjs_demo.REPO, "playbooks", "audit.yml"),
                            {"site_cray_atom": True, "audit_report_path": str(report)})
     assert rc == 0, out[-3000:]
-    assert [row for row in json.loads(report.read_text()) if row["object"] == "hook python"] == rows, out[-3000:]
+    assert [row for row in json.loads(report.read_text())["drift"] if row["object"] == "hook python"] == rows, out[-3000:]
     assert "%s hook python ATOM request" % BROKEN in re.sub(r" +", " ", out), out[-3000:]
 
 

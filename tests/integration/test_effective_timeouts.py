@@ -59,7 +59,7 @@ def timeouts(cluster, env, tmp_path, named=False):
     assert rc == 0, out
     assert all(c["changed"] == 0 for c in counts.values()), counts
     with open(report) as handle:
-        rows = json.load(handle)
+        rows = json.load(handle)["timeouts"]
     found = dict(((r["host"], r["option"]), r) for r in rows)
     assert sorted(found) == sorted((m, o) for m in MOMS for o in ("job_launch_delay", "sister_join_job_alarm")), rows
     # The table prints the same rows.
