@@ -297,7 +297,7 @@ def job_summary(ident, job, keep_select_resource):
             summary["pruned_runs"] += 1
             hosts_before = exec_hosts(start_fields.get("exec_host"))
             if run.hook is not None and run.hook["released"] is not None:
-                released = [h for h in run.hook["released"]]
+                released = list(run.hook["released"])
             else:
                 kept = set(short(h) for h in exec_hosts(run.pruned["fields"].get("exec_host")))
                 released = [short(h) for h in hosts_before if short(h) not in kept]

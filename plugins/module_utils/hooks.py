@@ -8,8 +8,6 @@ c_hooks_on_disk; src/server/hook_func.c for the attribute side effects.
 import os
 import re
 
-from ansible_collections.hpc.pbs.plugins.module_utils.effective_timeouts import (  # noqa: F401 (re-exported)
-    FALLBACK_SECONDS, OPTION_EVENT, derived_value, enabled_alarms)
 
 # Server order: qmgr lists events in this order whatever order they were set in; the error
 # for a bad event name lists them in it.
@@ -147,10 +145,6 @@ def hook_file_paths(hooks_dir, name):
 # Defaults a ``.HK`` file leaves out (transcript c_: h1.HK has no ``enabled`` line).
 HK_DEFAULTS = {"type": "site", "enabled": "true", "event": "", "user": "pbsadmin",
                "alarm": "30", "order": "1", "debug": "false", "fail_action": "none"}
-# PP-928 interfaces 3 and 4 (the mom options derived from the hooks' alarms): the rule
-# lives in effective_timeouts; these names stay for the modules that import them here.
-ALARM_SUM_FALLBACK = FALLBACK_SECONDS
-MOM_OPTION_EVENT = OPTION_EVENT
 
 
 def parse_hk(text):
@@ -202,6 +196,3 @@ def mom_hook_differences(server_files, mom_files, required_hooks):
     expected = mom_hooks | set(required_hooks)
     return sorted(entry for entry, digest in server_files.items()
                   if entry.rsplit(".", 1)[0] in expected and mom_files.get(entry) != digest)
-
-
-default_from_alarms = derived_value

@@ -48,7 +48,8 @@ def current_user():
     """The login name running the controller process, ``"unknown"`` when none can be told."""
     try:
         return getpass.getuser()
-    except Exception:  # pylint: disable=broad-except  (getpass raises KeyError, OSError, ...)
+    # getpass.getuser() raises KeyError, OSError and others where no login name is known.
+    except Exception:  # pylint: disable=broad-except
         return UNKNOWN
 
 

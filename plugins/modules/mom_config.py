@@ -268,8 +268,8 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.parsing.convert_bool import boolean
 
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
-    enabled_alarms, read_hook_dir)
+from ansible_collections.hpc.pbs.plugins.module_utils.effective_timeouts import enabled_alarms
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks import read_hook_dir
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config import (
     current_options, planned_text)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_daemon import (

@@ -1,10 +1,7 @@
 """module_utils.effective_timeouts: how pbs_mom derives $sister_join_job_alarm and
 $job_launch_delay from its hooks' alarms when mom_priv/config does not set them
 (OpenPBS 22.05.11 / 23.06.06 src/resmom/mom_main.c, requests.c, linux/mom_func.c)."""
-import pytest
-
 from ansible_collections.hpc.pbs.plugins.module_utils import effective_timeouts as et
-from ansible_collections.hpc.pbs.plugins.module_utils import hooks as hooks_utils
 
 BEGIN90 = {"event": "execjob_begin", "enabled": "true", "alarm": "90"}
 ATOM = {"event": "execjob_begin,execjob_end", "enabled": "true", "alarm": "300"}
@@ -115,10 +112,3 @@ def test_disabling_the_last_hook_says_the_running_mom_keeps_its_value():
     assert [(c["old"], c["new"], c["running"]) for c in found] == [(300, 30, 300)]
     assert "no enabled execjob_begin hook is left" in found[0]["line"]
     assert et.changes(before, et.hooks_with_change(before, "PBS_cray_atom", None), "PBS_cray_atom")[0]["new"] == 30
-
-
-@pytest.mark.parametrize("name", ["ALARM_SUM_FALLBACK", "MOM_OPTION_EVENT", "enabled_alarms", "default_from_alarms"])
-def test_hooks_module_keeps_its_names_from_the_one_rule(name):
-    assert getattr(hooks_utils, name) is {
-        "ALARM_SUM_FALLBACK": et.FALLBACK_SECONDS, "MOM_OPTION_EVENT": et.OPTION_EVENT,
-        "enabled_alarms": et.enabled_alarms, "default_from_alarms": et.derived_value}[name]

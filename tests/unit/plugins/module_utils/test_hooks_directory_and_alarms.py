@@ -1,6 +1,6 @@
 """module_utils.hooks: reading a hooks directory (server_priv/hooks, mom_priv/hooks) and the
 enabled hooks' alarms of an event (PP-928 interfaces 3 and 4)."""
-from ansible_collections.hpc.pbs.plugins.module_utils import hooks
+from ansible_collections.hpc.pbs.plugins.module_utils import effective_timeouts, hooks
 
 
 def write_hook(directory, name, hk_text, body=b"import pbs\n"):
@@ -26,9 +26,9 @@ def test_an_unreadable_hk_file_is_skipped_and_the_next_ones_read(tmp_path):
 def test_a_disabled_hook_does_not_hide_the_enabled_ones_after_it():
     listed = {"a": {"enabled": "false", "event": "execjob_begin", "alarm": "10"},
               "b": {"enabled": "true", "event": "execjob_begin", "alarm": "45"}}
-    assert hooks.enabled_alarms(listed, "execjob_begin") == [("b", 45)]
+    assert effective_timeouts.enabled_alarms(listed, "execjob_begin") == [("b", 45)]
 
 
 def test_an_alarm_that_is_not_a_number_counts_as_pbs_default_30_s():
     listed = {"a": {"enabled": "true", "event": "execjob_begin,execjob_end", "alarm": "soon"}}
-    assert hooks.enabled_alarms(listed, "execjob_begin") == [("a", 30)]
+    assert effective_timeouts.enabled_alarms(listed, "execjob_begin") == [("a", 30)]

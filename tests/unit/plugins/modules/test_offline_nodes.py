@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from ansible_collections.hpc.pbs.plugins.modules import offline_nodes
-from hpc_pbs_module_fakes import FakeQmgr, run_module
+from hpc_pbs_module_fakes import run_module
 
 
 @pytest.fixture
