@@ -8,6 +8,9 @@ host under ``/usr/bin/python3``).
 """
 
 import os
+from typing import Any, Mapping
+
+from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
 
 DEFAULT_CONF_FILE = "/etc/pbs.conf"
 DEFAULT_PBS_HOME = "/var/spool/pbs"
@@ -42,7 +45,7 @@ def parse_pbs_conf(text):
     return values
 
 
-class PbsPaths(object):
+class PbsPaths:
     """PBS locations resolved from pbs.conf.
 
     Attributes: ``conf_file`` (path read or that would have been read), ``conf_found``
@@ -134,20 +137,31 @@ def resolve_pbs_paths(pbs_conf_file=None, environ=None):
     return PbsPaths(path, conf, found)
 
 
-def module_pbs_paths(module, required=True):
-    """:func:`resolve_pbs_paths` for an AnsibleModule; fails the module on error.
+def task_pbs_paths(params: Mapping[str, Any], required: bool = True) -> "PbsPaths":
+    """:func:`resolve_pbs_paths` for a module's task (``params``: its ``module.params``,
+    ``pbs_conf_file`` read); raises :class:`~module_error.ModuleError` on error.
 
-    With ``required`` (the default) a host without any pbs.conf fails the module with a
+    With ``required`` (the default) a host without any pbs.conf fails the task with a
     message saying so, before anything is read or changed.
     """
     try:
-        paths = resolve_pbs_paths(module.params.get("pbs_conf_file"))
+        paths = resolve_pbs_paths(params.get("pbs_conf_file"))
     except PbsConfError as exc:
-        module.fail_json(msg="%s. Give the path of pbs.conf in pbs_conf_file, or omit it "
-                             "to use $PBS_CONF_FILE / /etc/pbs.conf." % exc)
+        raise ModuleError("%s. Give the path of pbs.conf in pbs_conf_file, or omit it "
+                          "to use $PBS_CONF_FILE / /etc/pbs.conf." % exc)
     if required and not paths.conf_found:
-        module.fail_json(msg="PBS does not seem to be installed on this host: %s does not "
-                             "exist. Install PBS there, run the task on a PBS host, or give "
-                             "the path of pbs.conf in pbs_conf_file. Nothing was changed."
-                         % paths.conf_file)
+        raise ModuleError("PBS does not seem to be installed on this host: %s does not "
+                          "exist. Install PBS there, run the task on a PBS host, or give "
+                          "the path of pbs.conf in pbs_conf_file. Nothing was changed."
+                          % paths.conf_file)
     return paths
+
+
+def module_pbs_paths(module: Any, required: bool = True) -> "PbsPaths":
+    """:func:`task_pbs_paths` for an AnsibleModule; fails the module on error (for a module
+    whose ``main()`` does not turn a :class:`~module_error.ModuleError` into its exit)."""
+    try:
+        return task_pbs_paths(module.params, required)
+    except ModuleError as exc:
+        module.fail_json(**exc.fail_kwargs())
+        raise

@@ -33,6 +33,7 @@ import re
 
 from ansible_collections.hpc.pbs.plugins.module_utils import qmgr_attributes
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import HOOK_NAME
+from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import PbsRunner
 
 OBJECT_TYPES = ("server", "sched", "queue", "node", "hook", "pbshook")
@@ -77,8 +78,9 @@ _HEADER_LINE = re.compile(r"^(\S+) (\S+)\s*$")
 _MAX_OPEN = re.compile(r"^Max open servers: \d+\s*$")
 
 
-class QmgrError(Exception):
-    """A qmgr call failed. Attributes: ``msg``, ``cmd`` (argument list), ``rc``,
+class QmgrError(ModuleError):
+    """A qmgr call failed (a :class:`~module_error.ModuleError`: a module's ``main()`` fails
+    the task with :meth:`fail_kwargs`). Attributes: ``msg``, ``cmd`` (argument list), ``rc``,
     ``stdout``, ``stderr``, ``commands`` (stdin commands, if any), for a batch that
     stopped half-way ``applied`` / ``not_applied`` (the write commands that did and did not
     take effect, in order; None when unknown), and ``rejected`` (dict ``command``,
@@ -87,8 +89,7 @@ class QmgrError(Exception):
 
     def __init__(self, msg, cmd, rc, stdout, stderr, commands=None, applied=None,
                  not_applied=None, rejected=None):
-        Exception.__init__(self, msg)
-        self.msg = msg
+        ModuleError.__init__(self, msg)
         self.cmd = cmd
         self.rc = rc
         self.stdout = stdout

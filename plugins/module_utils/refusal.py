@@ -1,18 +1,13 @@
 # -*- coding: utf-8 -*-
-"""The one way shared planning code refuses a task: it raises :class:`TaskRefused`; a module
-turns it into ``fail_json`` (the task fails, nothing changed), ``hpc.pbs.cluster_info`` into a
-failed plan in its result."""
+"""The one way shared planning code refuses a task: it raises :class:`TaskRefused`; a module's
+``main()`` turns it into ``fail_json`` (the task fails, nothing changed), as every
+:class:`~module_error.ModuleError`, ``hpc.pbs.cluster_info`` into a failed plan in its
+result."""
+
+from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
 
 
-class TaskRefused(Exception):
+class TaskRefused(ModuleError):
     """The task cannot be planned. ``msg``: what is wrong and what is accepted; ``extra``:
-    further result keys (``problems``, ``invalid_events``, ``cmd``, ...)."""
-
-    def __init__(self, msg, **extra):
-        Exception.__init__(self, msg)
-        self.msg = msg
-        self.extra = extra
-
-    def fail_kwargs(self):
-        """Keyword arguments for ``module.fail_json``."""
-        return dict(self.extra, msg=self.msg)
+    further result keys (``problems``, ``invalid_events``, ``cmd``, ...);
+    :meth:`~module_error.ModuleError.fail_kwargs` gives both to ``module.fail_json``."""

@@ -314,9 +314,10 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.hpc.pbs.plugins.module_utils import accounting
+from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import PbsRunner
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
-    module_pbs_paths, pbs_conf_argument_spec)
+    pbs_conf_argument_spec, task_pbs_paths)
 
 TIME_FORMATS = ("%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M",
                 "%Y-%m-%dT%H:%M:%S")
@@ -344,7 +345,7 @@ def iso(epoch):
 
 
 def check_inputs(module, now):
-    """The window (start, end) from the options; fails the module on bad input."""
+    """The window (start, end) from the options; raises ModuleError on bad input."""
     params = module.params
     problems = []
     end = now
@@ -376,7 +377,7 @@ def check_inputs(module, now):
         if start >= end:
             problems.append("window_start must be before window_end")
     if problems:
-        module.fail_json(msg="; ".join(problems) + ". Nothing was read.")
+        raise ModuleError("; ".join(problems) + ". Nothing was read.")
     return start, end
 
 
@@ -448,21 +449,11 @@ def table_lines(report):
     return lines
 
 
-def main():
-    argument_spec = dict(
-        window_days=dict(type="float", default=7),
-        window_start=dict(type="str"),
-        window_end=dict(type="str"),
-        hook_name=dict(type="str", default="reliable_job_startup"),
-        keep_select_resource=dict(type="str"),
-        failure_target=dict(type="float", default=0.01),
-        worst_nodes=dict(type="int", default=10),
-    )
-    argument_spec.update(pbs_conf_argument_spec())
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+def run(module):
+    """The task: the result (dict); raises ModuleError where it fails."""
     now = time.time()
     start, end = check_inputs(module, now)
-    paths = module_pbs_paths(module)
+    paths = task_pbs_paths(module.params)
     bin_dir = paths.exec_dir.rstrip("/") + "/bin/"
     runner = PbsRunner.for_module(module, paths)
     hook_config = read_hook_config(runner, bin_dir + "qmgr", module.params["hook_name"])
@@ -489,8 +480,27 @@ def main():
     })
     for problem in problems:
         module.warn("accounting %s line %d could not be read: %s" % (problem["file"], problem["line"], problem["error"]))
-    module.exit_json(changed=False, report=report, prometheus=accounting.metric_lines(report),
-                     table=table_lines(report))
+    return dict(changed=False, report=report, prometheus=accounting.metric_lines(report),
+                table=table_lines(report))
+
+
+def main():
+    argument_spec = dict(
+        window_days=dict(type="float", default=7),
+        window_start=dict(type="str"),
+        window_end=dict(type="str"),
+        hook_name=dict(type="str", default="reliable_job_startup"),
+        keep_select_resource=dict(type="str"),
+        failure_target=dict(type="float", default=0.01),
+        worst_nodes=dict(type="int", default=10),
+    )
+    argument_spec.update(pbs_conf_argument_spec())
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    try:
+        result = run(module)
+    except ModuleError as exc:
+        module.fail_json(**exc.fail_kwargs())
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

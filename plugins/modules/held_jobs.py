@@ -268,8 +268,9 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.hpc.pbs.plugins.module_utils.jobs import (
     ARRAY_HELD_COMMENT_PREFIX, KIND_ARRAY, KIND_JOB, KIND_SUBJOB, QstatParseError,
     has_system_hold, id_matches, job_kind, job_owner_user, parse_qstat_full, run_count)
+from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
-    module_pbs_paths, pbs_conf_argument_spec)
+    pbs_conf_argument_spec, task_pbs_paths)
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import PbsRunner
 
 # Ids per qrls invocation, well below any argument list limit.
@@ -305,20 +306,20 @@ def bad_job_ids(job_ids):
     return [job_id for job_id in job_ids if not JOB_ID.fullmatch(job_id)]
 
 
-def check_inputs(module):
-    """Fail, before anything runs, on a job id that is not a PBS job id or a queue or user
-    name that is empty or holds white space."""
-    wrong = bad_job_ids(module.params["job_ids"])
+def check_inputs(params):
+    """Raise ModuleError, before anything runs, on a job id that is not a PBS job id or a
+    queue or user name that is empty or holds white space (``params``: module.params)."""
+    wrong = bad_job_ids(params["job_ids"])
     if wrong:
-        module.fail_json(msg="job_ids: %s %s; give job ids as %s. Nothing was run."
-                             % (", ".join(repr(j) for j in wrong),
-                                "is not a PBS job id" if len(wrong) == 1
-                                else "are not PBS job ids", JOB_ID_FORMS))
+        raise ModuleError("job_ids: %s %s; give job ids as %s. Nothing was run."
+                          % (", ".join(repr(j) for j in wrong),
+                             "is not a PBS job id" if len(wrong) == 1
+                             else "are not PBS job ids", JOB_ID_FORMS))
     for option in ("queues", "users"):
-        for value in module.params[option]:
+        for value in params[option]:
             if not value or any(c.isspace() for c in value):
-                module.fail_json(msg="%s: %r is not a PBS name; give names without white "
-                                     "space. Nothing was run." % (option, value))
+                raise ModuleError("%s: %r is not a PBS name; give names without white "
+                                  "space. Nothing was run." % (option, value))
 
 
 # -- reading the jobs ---------------------------------------------------------------------
@@ -352,36 +353,36 @@ def qstat_lacks_json(rc, err):
     return rc == 2 and "usage" in err
 
 
-def read_jobs(module, runner, qstat):
+def read_jobs(runner, qstat):
     """``[(id, attributes)]`` of every job, array and subjob: ``qstat -f -F json -t``, or
     ``qstat -f -t`` text where qstat has no ``-F json``, run by ``runner`` (a
-    ``PbsRunner``). Fails the module on errors."""
+    ``PbsRunner``). Raises ModuleError on errors."""
     cmd = [qstat, "-f", "-F", "json", "-t"]
     rc, out, err = runner.run_command(cmd)
     if rc == 0:
         try:
             return jobs_from_json(out)
         except ValueError as exc:
-            module.fail_json(msg="cannot read the JSON of qstat -f -F json -t: %s" % exc,
-                             cmd=cmd, stdout=out)
+            raise ModuleError("cannot read the JSON of qstat -f -F json -t: %s" % exc,
+                              cmd=cmd, stdout=out)
     if not qstat_lacks_json(rc, err):
-        fail_qstat(module, cmd, rc, out, err)
+        raise qstat_error(cmd, rc, out, err)
     cmd = [qstat, "-f", "-t"]
     rc, out, err = runner.run_command(cmd)
     if rc != 0:
-        fail_qstat(module, cmd, rc, out, err)
+        raise qstat_error(cmd, rc, out, err)
     try:
         return parse_qstat_full(out)
     except QstatParseError as exc:
-        module.fail_json(msg="cannot parse the output of qstat -f -t: %s" % exc, cmd=cmd,
-                         stdout=out)
-    return []
+        raise ModuleError("cannot parse the output of qstat -f -t: %s" % exc, cmd=cmd,
+                          stdout=out)
 
 
-def fail_qstat(module, cmd, rc, out, err):
-    module.fail_json(msg="qstat could not list the jobs (rc %s): %s. Check that pbs_server "
-                         "is running." % (rc, err.strip()), cmd=cmd, rc=rc, stdout=out,
-                     stderr=err)
+def qstat_error(cmd, rc, out, err):
+    """The ModuleError of a qstat that could not list the jobs."""
+    return ModuleError("qstat could not list the jobs (rc %s): %s. Check that pbs_server "
+                       "is running." % (rc, err.strip()), cmd=cmd, rc=rc, stdout=out,
+                       stderr=err)
 
 
 # -- why a job is held --------------------------------------------------------------------
@@ -457,7 +458,7 @@ def select_held(jobs, causes, queues, users, job_ids):
     return selected
 
 
-class ReleasePlan(object):
+class ReleasePlan:
     """What ``qrls -h s`` is given for the selected entries whose cause is to be released.
 
     ``release``: ids for qrls (plain jobs and arrays; a subjob through its parent array);
@@ -546,9 +547,9 @@ def unattributed_qrls_errors(stderr, ids):
             if line.strip() and not any(line.strip().endswith(" " + job_id) for job_id in ids)]
 
 
-def run_release(module, runner, bin_dir, plan, commands, result):
-    """Run the qrls commands, list again, and fill ``still_held``; fail naming what qrls
-    refused (the others were released).
+def run_release(runner, bin_dir, plan, commands, result):
+    """Run the qrls commands, list again, and fill ``still_held``; raise ModuleError naming
+    what qrls refused (the others were released).
 
     A job qrls names in an error line failed. A job of a failed call that qrls did not
     name failed too when it is still held afterwards (qrls printed an error without its
@@ -562,16 +563,16 @@ def run_release(module, runner, bin_dir, plan, commands, result):
             failures.update(errors)
             text = "; ".join(unattributed_qrls_errors(err, cmd[3:])) or "qrls exited %d" % rc
             unnamed.update((job_id, text) for job_id in cmd[3:] if job_id not in errors)
-    after = read_jobs(module, runner, bin_dir + "qstat")
+    after = read_jobs(runner, bin_dir + "qstat")
     held_after = set(job_id for job_id, attrs in after if system_held(attrs))
     result["still_held"] = [entry["id"] for entry in plan.planned if entry["id"] in held_after]
     failures.update((job_id, text) for job_id, text in unnamed.items() if job_id in held_after)
     if failures:
         result["released"] = [job_id for job_id in plan.release if job_id not in failures]
-        module.fail_json(msg="qrls refused to release %d of %d jobs: %s. The others were "
-                             "released." % (len(failures), len(plan.release), "; ".join(
-                                 "%s: %s" % item for item in sorted(failures.items()))),
-                         failed_ids=sorted(failures), **result)
+        raise ModuleError("qrls refused to release %d of %d jobs: %s. The others were "
+                          "released." % (len(failures), len(plan.release), "; ".join(
+                              "%s: %s" % item for item in sorted(failures.items()))),
+                          failed_ids=sorted(failures), **result)
 
 
 def diff_of(module, selected, result, planned):
@@ -590,23 +591,14 @@ def diff_of(module, selected, result, planned):
                 after_header="under a system hold (after)")
 
 
-def main():
-    argument_spec = dict(
-        state=dict(type="str", default="listed", choices=["listed", "released"]),
-        causes=dict(type="list", elements="str", choices=list(CAUSES),
-                    default=list(DEFAULT_RELEASE_CAUSES)),
-        queues=dict(type="list", elements="str", default=[]),
-        users=dict(type="list", elements="str", default=[]),
-        job_ids=dict(type="list", elements="str", default=[]),
-    )
-    argument_spec.update(pbs_conf_argument_spec())
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    check_inputs(module)
+def run(module):
+    """The task: the result (dict); raises ModuleError where it fails."""
+    check_inputs(module.params)
 
-    paths = module_pbs_paths(module)
+    paths = task_pbs_paths(module.params)
     bin_dir = paths.exec_dir.rstrip("/") + "/bin/"
     runner = PbsRunner.for_module(module, paths)
-    jobs = read_jobs(module, runner, bin_dir + "qstat")
+    jobs = read_jobs(runner, bin_dir + "qstat")
     causes = hold_causes(jobs)
     selected = select_held(jobs, causes, module.params["queues"], module.params["users"],
                            module.params["job_ids"])
@@ -625,9 +617,27 @@ def main():
         result.update(released=list(plan.release), per_queue=plan.per_queue,
                       count=len(plan.release), commands=commands, changed=bool(plan.release))
         if plan.release and not module.check_mode:
-            run_release(module, runner, bin_dir, plan, commands, result)
+            run_release(runner, bin_dir, plan, commands, result)
     if module._diff:
         result["diff"] = diff_of(module, selected, result, planned)
+    return result
+
+
+def main():
+    argument_spec = dict(
+        state=dict(type="str", default="listed", choices=["listed", "released"]),
+        causes=dict(type="list", elements="str", choices=list(CAUSES),
+                    default=list(DEFAULT_RELEASE_CAUSES)),
+        queues=dict(type="list", elements="str", default=[]),
+        users=dict(type="list", elements="str", default=[]),
+        job_ids=dict(type="list", elements="str", default=[]),
+    )
+    argument_spec.update(pbs_conf_argument_spec())
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+    try:
+        result = run(module)
+    except ModuleError as exc:
+        module.fail_json(**exc.fail_kwargs())
     module.exit_json(**result)
 
 

@@ -339,19 +339,21 @@ from ansible_collections.hpc.pbs.plugins.module_utils.hook_plan import (
     current_file, hook_diffs, plan_present, preflight_body)
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
     body_problem, body_size_problem)
+from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
-    module_pbs_paths, pbs_conf_argument_spec)
+    pbs_conf_argument_spec, task_pbs_paths)
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
-    Qmgr, QmgrError, delete_command, list_command, marker_command, parse_list_output)
+    Qmgr, delete_command, list_command, marker_command, parse_list_output)
 from ansible_collections.hpc.pbs.plugins.module_utils.refusal import TaskRefused
 
 PLACEHOLDER = "<temporary file>"
 
 
-def read_source(module, option, text, path, size_problem=None):
+def read_source(option, text, path, size_problem=None):
     """Bytes of ``text`` (option value) or of the file ``path``; None when neither.
     ``size_problem(option, size)``: why a file of that size is refused (checked before
-    the file is read), or None."""
+    the file is read), or None. Raises ModuleError (TaskRefused for a refused size) when the
+    file cannot be read."""
     if text is not None:
         return to_bytes(text, errors="surrogate_or_strict")
     if path is not None:
@@ -363,9 +365,9 @@ def read_source(module, option, text, path, size_problem=None):
             with open(path, "rb") as handle:
                 return handle.read()
         except (IOError, OSError) as exc:
-            module.fail_json(msg="%s: cannot read %s on the managed host: %s. Copy the "
-                                 "file there first or give the content in %s."
-                             % (option, path, exc, option.replace("_src", "")))
+            raise ModuleError("%s: cannot read %s on the managed host: %s. Copy the "
+                              "file there first or give the content in %s."
+                              % (option, path, exc, option.replace("_src", "")))
     return None
 
 
@@ -378,39 +380,34 @@ def split_final_enable(commands):
     return commands, []
 
 
-def verify_imported(module, qmgr, paths, kind, name, body, config):
-    """Fail (the hook left disabled) unless the server now holds ``body`` / ``config``."""
+def verify_imported(qmgr, paths, kind, name, body, config):
+    """Raise ModuleError (the hook left disabled; a QmgrError when qmgr fails) unless the
+    server now holds ``body`` / ``config``."""
     for which, wanted in (("body", body), ("config", config)):
         if wanted is None:
             continue
-        try:
-            now = current_file(qmgr, paths, kind, name, which, True)
-        except QmgrError as exc:
-            module.fail_json(**exc.fail_kwargs())
+        now = current_file(qmgr, paths, kind, name, which, True)
         if now != wanted:
-            module.fail_json(msg="%s %s was left disabled: its %s on the server differs from "
-                                 "what was imported (%d bytes there, %d imported). Check "
-                                 "server_priv/hooks and the server log, then run the task "
-                                 "again." % (kind, name, which, len(now), len(wanted)))
+            raise ModuleError("%s %s was left disabled: its %s on the server differs from "
+                              "what was imported (%d bytes there, %d imported). Check "
+                              "server_priv/hooks and the server log, then run the task "
+                              "again." % (kind, name, which, len(now), len(wanted)))
 
 
 def run_write_batch(module, qmgr, kind, name, batch):
     """Run ``batch`` (writes then ``list``) in one ``qmgr -a``; warn qmgr's warnings.
-    Returns the hook's attributes as listed at the end ({} when not listed); fails the
-    task on a qmgr error."""
-    try:
-        out, err = qmgr.run_batch(batch, "the changes to %s %s" % (kind, name),
-                                  marker=marker_command(kind, name))
-    except QmgrError as exc:
-        module.fail_json(**exc.fail_kwargs())
+    Returns the hook's attributes as listed at the end ({} when not listed); raises
+    ModuleError (a QmgrError on a qmgr error)."""
+    out, err = qmgr.run_batch(batch, "the changes to %s %s" % (kind, name),
+                              marker=marker_command(kind, name))
     for line in err.splitlines():
         if line.startswith("WARNING"):
             module.warn("qmgr: %s" % line.strip())
     try:
         objects = parse_list_output(out)
     except ValueError as exc:
-        module.fail_json(msg="the hook was changed but the listing after it cannot be "
-                             "parsed: %s" % exc, stdout=out, commands=batch)
+        raise ModuleError("the hook was changed but the listing after it cannot be "
+                          "parsed: %s" % exc, stdout=out, commands=batch)
     return objects[-1][2] if objects else {}
 
 
@@ -429,31 +426,33 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
                            mutually_exclusive=[("body", "body_src"), ("config", "config_src")])
     try:
-        run(module)
-    except (TaskRefused, QmgrError) as exc:
+        result = run(module)
+    except ModuleError as exc:
         module.fail_json(**exc.fail_kwargs())
+    module.exit_json(**result)
 
 
 def run(module):
-    """The task; raises TaskRefused / QmgrError where it fails."""
+    """The task: the result (dict); raises ModuleError (TaskRefused and QmgrError too)
+    where it fails."""
     params = module.params
     name = params["name"]
     kind = "pbshook" if params["type"] == "pbs" else "hook"
 
     check_hook_task(params)
-    body = read_source(module, "body_src", params["body"], params["body_src"],
+    body = read_source("body_src", params["body"], params["body_src"],
                        body_size_problem)
     if body is not None:
         problem = body_problem("body" if params["body"] is not None else "body_src", body)
         if problem:
             raise TaskRefused("%s. Nothing was changed: hook %s was neither created nor "
                               "touched." % (problem, name))
-    config = read_source(module, "config_src", config_text(params["config"]),
+    config = read_source("config_src", config_text(params["config"]),
                          params["config_src"])
     if config is not None and (params["config_format"] == "json" or params["config_schema"]):
         check_json(config, params["config_schema"])
 
-    paths = module_pbs_paths(module)
+    paths = task_pbs_paths(params)
     qmgr = Qmgr.for_paths(module, paths)
     listed = qmgr.list_object(kind, name)
     exists = listed is not None
@@ -470,7 +469,7 @@ def run(module):
             result["diff"] = dict(before=attributes_text(before), after="",
                                   before_header="hook %s" % name,
                                   after_header="hook %s" % name)
-        module.exit_json(**result)
+        return result
 
     staged = []
 
@@ -505,7 +504,7 @@ def run(module):
             if not module.check_mode:
                 for index, batch in enumerate(batches):
                     if index:
-                        verify_imported(module, qmgr, paths, kind, name, body, config)
+                        verify_imported(qmgr, paths, kind, name, body, config)
                     listed_after = run_write_batch(module, qmgr, kind, name, batch)
                     if listed_after:
                         result["hook"] = listed_after
@@ -520,7 +519,7 @@ def run(module):
         result["diff"] = hook_diffs(name, before, result["hook"],
                                     (("PY", body, planned["body_now"]),
                                      ("CF", config, planned["config_now"])))
-    module.exit_json(**result)
+    return result
 
 
 if __name__ == "__main__":

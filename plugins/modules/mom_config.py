@@ -264,6 +264,7 @@ import errno
 import fcntl
 import os
 import tempfile
+from collections import namedtuple
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.parsing.convert_bool import boolean
@@ -277,8 +278,9 @@ from ansible_collections.hpc.pbs.plugins.module_utils.mom_daemon import (
     running_differences, wait_for_exit)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import (
     MomConfigValueError, check_unchecked_names, new_combination_problems, plan)
+from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
-    module_pbs_paths, pbs_conf_argument_spec)
+    pbs_conf_argument_spec, task_pbs_paths)
 from ansible_collections.hpc.pbs.plugins.module_utils.polling import WaitTimeout, wait_until
 
 NEW_FILE_MODE = 0o644
@@ -359,15 +361,15 @@ def write_atomically(module, path, data):
             os.unlink(tmp)
 
 
-def acquire_lock(module, path, timeout):
-    """Open and ``flock`` the lock file beside ``path``; return its descriptor. Fails the
-    module after ``timeout`` seconds."""
+def acquire_lock(path, timeout):
+    """Open and ``flock`` the lock file beside ``path``; return its descriptor. Raises
+    ModuleError when it cannot be created or after ``timeout`` seconds."""
     lock_path = os.path.join(os.path.dirname(path) or ".", LOCK_NAME)
     try:
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
-        module.fail_json(msg="cannot create the lock file %s: %s. Run the task as root "
-                             "(become: true)." % (lock_path, exc))
+        raise ModuleError("cannot create the lock file %s: %s. Run the task as root "
+                          "(become: true)." % (lock_path, exc))
 
     def try_lock():
         try:
@@ -384,7 +386,7 @@ def acquire_lock(module, path, timeout):
             "or raise lock_timeout." % (lock_path, timeout)))
     except WaitTimeout as exc:
         os.close(fd)
-        module.fail_json(msg=str(exc))
+        raise ModuleError(str(exc))
 
 
 def alarm_warnings(options, hooks):
@@ -409,6 +411,61 @@ def alarm_warnings(options, hooks):
     return sums, warnings
 
 
+class MomConfigTask(namedtuple("MomConfigTask", (
+        "params", "mode", "unchecked", "desired", "remove", "expected", "paths", "path"))):
+    """The checked parameters of one task, as one object: ``params`` (module.params),
+    ``mode`` (``changed``, ``always`` or ``never``, from ``reload``), ``unchecked`` (tuple
+    of the ``unchecked_options`` names), the plan of ``options`` and ``state``
+    (``desired``: ``{name: value}`` to write, ``remove``: set of names to delete,
+    ``expected``: what the mom is to log after a reload), ``paths`` (``PbsPaths``) and
+    ``path`` (the config file managed)."""
+
+    __slots__ = ()
+
+
+def checked_task(module):
+    """The task of ``module`` (a :class:`MomConfigTask`); raises ModuleError on bad input,
+    before anything is read or changed."""
+    params = module.params
+    mode = reload_mode(params["reload"])
+    if mode is None:
+        raise ModuleError("reload must be true, false, changed, always or never, not %r"
+                          % (params["reload"],))
+    for option in ("reload_timeout", "lock_timeout"):
+        low = 1 if option == "reload_timeout" else 0
+        if not low <= params[option] <= 3600:
+            raise ModuleError("%s must be %d-3600 seconds, not %s"
+                              % (option, low, params[option]))
+    if not params["options"]:
+        raise ModuleError("options is empty: name at least one mom config option")
+
+    unchecked = tuple(params["unchecked_options"])
+    try:
+        check_unchecked_names(unchecked)
+        desired, remove, expected = plan(params["options"], params["state"], unchecked)
+    except MomConfigValueError as exc:
+        raise ModuleError("mom config not changed: %s" % exc)
+
+    paths = task_pbs_paths(params, required=not params["path"])
+    return MomConfigTask(params=params, mode=mode, unchecked=unchecked, desired=desired,
+                         remove=remove, expected=expected, paths=paths,
+                         path=params["path"] or paths.mom_config)
+
+
+def configure(module):
+    """The task, under the lock of the config file (not in check mode): the result (dict);
+    raises ModuleError where it fails."""
+    task = checked_task(module)
+    lock_fd = None
+    if not module.check_mode:
+        lock_fd = acquire_lock(task.path, task.params["lock_timeout"])
+    try:
+        return run(module, task)
+    finally:
+        if lock_fd is not None:
+            os.close(lock_fd)
+
+
 def main():
     argument_spec = dict(
         options=dict(type="dict", required=True),
@@ -423,48 +480,23 @@ def main():
     )
     argument_spec.update(pbs_conf_argument_spec())
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    params = module.params
-    mode = reload_mode(params["reload"])
-    if mode is None:
-        module.fail_json(msg="reload must be true, false, changed, always or never, not %r"
-                         % (params["reload"],))
-    for option in ("reload_timeout", "lock_timeout"):
-        low = 1 if option == "reload_timeout" else 0
-        if not low <= params[option] <= 3600:
-            module.fail_json(msg="%s must be %d-3600 seconds, not %s"
-                             % (option, low, params[option]))
-    if not params["options"]:
-        module.fail_json(msg="options is empty: name at least one mom config option")
-
-    unchecked = tuple(params["unchecked_options"])
     try:
-        check_unchecked_names(unchecked)
-        desired, remove, expected = plan(params["options"], params["state"], unchecked)
-    except MomConfigValueError as exc:
-        module.fail_json(msg="mom config not changed: %s" % exc)
-
-    paths = module_pbs_paths(module, required=not params["path"])
-    path = params["path"] or paths.mom_config
-    lock_fd = None
-    if not module.check_mode:
-        lock_fd = acquire_lock(module, path, params["lock_timeout"])
-    try:
-        run(module, params, paths, path, desired, remove, expected, mode, unchecked)
-    finally:
-        if lock_fd is not None:
-            os.close(lock_fd)
+        result = configure(module)
+    except ModuleError as exc:
+        module.fail_json(**exc.fail_kwargs())
+    module.exit_json(**result)
 
 
-def read_config_bytes(module, path):
-    """``(existed, bytes)`` of the config file; fails the module when it cannot be read."""
+def read_config_bytes(path):
+    """``(existed, bytes)`` of the config file; raises ModuleError when it cannot be read."""
     try:
         with open(path, "rb") as handle:
             return True, handle.read()
     except FileNotFoundError:
         return False, b""
     except (IOError, OSError) as exc:
-        module.fail_json(msg="cannot read the mom config %s: %s. Run the task as root "
-                             "(become: true) or fix path." % (path, exc))
+        raise ModuleError("cannot read the mom config %s: %s. Run the task as root "
+                          "(become: true) or fix path." % (path, exc))
 
 
 def running_mom(paths):
@@ -473,21 +505,24 @@ def running_mom(paths):
     return pid if pid is not None and process_alive(pid) else None
 
 
-def run(module, params, paths, path, desired, remove, expected, mode, unchecked):
-    existed, old_bytes = read_config_bytes(module, path)
+def run(module, task):
+    """Edit the file and reload the mom as ``task`` (a :class:`MomConfigTask`) says: the
+    result (dict); raises ModuleError where it fails."""
+    path = task.path
+    existed, old_bytes = read_config_bytes(path)
     old_text = old_bytes.decode("utf-8", "surrogateescape")
-    new_text = planned_text(old_text, desired, remove, unchecked)
+    new_text = planned_text(old_text, task.desired, task.remove, task.unchecked)
     changed = new_text != old_text
     old_options = current_options(old_text)
     new_options = current_options(new_text)
     problems = new_combination_problems(old_options, new_options)
     if problems:
-        module.fail_json(msg="mom config not changed: %s" % "; ".join(problems))
-    names = set(desired) | remove
+        raise ModuleError("mom config not changed: %s" % "; ".join(problems))
+    names = set(task.desired) | task.remove
     summary = changes_text(old_options, new_options, names)
     file_state = file_state_text(path, summary, names, new_options)
 
-    sums, warnings = alarm_warnings(new_options, read_hook_dir(paths.mom_hooks_dir))
+    sums, warnings = alarm_warnings(new_options, read_hook_dir(task.paths.mom_hooks_dir))
     for warning in warnings:
         module.warn(warning)
     result = dict(changed=changed, path=path, reloaded=False, options=new_options,
@@ -496,12 +531,13 @@ def run(module, params, paths, path, desired, remove, expected, mode, unchecked)
         result["diff"] = dict(before=old_text, after=new_text, before_header=path,
                               after_header=path)
 
-    pid = running_mom(paths)
+    mode = task.mode
+    pid = running_mom(task.paths)
     if mode != "never" and pid is None:
-        not_running(module, params, paths, path, new_text, changed, file_state, result)
+        return not_running(module, task, new_text, changed, file_state, result)
     differences = []
     if pid is not None:
-        differences = stale_values(module, paths, new_options, names, changed)
+        differences = stale_values(module, task.paths, new_options, names, changed)
     reason = reload_reason(mode, changed, differences)
     result["changed"] = changed or bool(differences) or mode == "always"
     if mode == "never" and differences and not changed:
@@ -509,32 +545,33 @@ def run(module, params, paths, path, desired, remove, expected, mode, unchecked)
                     "or start" % differences_text(differences))
     if module.check_mode:
         result["reload_reason"] = reason if mode != "never" else None
-        module.exit_json(**result)
+        return result
 
     if changed:
         write_config(module, path, new_text)
     if mode == "never" or reason is None:
         result["changed"] = changed or bool(differences)
-        module.exit_json(**result)
+        return result
     result["reload_reason"] = reason
-    reload_and_verify(module, params, paths, pid, expected, dict(
+    return reload_and_verify(module, task, pid, dict(
         changed=changed, existed=existed, old_bytes=old_bytes, old_text=old_text,
         file_state=file_state), result)
 
 
-def not_running(module, params, paths, path, new_text, changed, file_state, result):
-    """The mom is not running: write the file (not in check mode), then fail or warn as
-    ``mom_not_running`` says; the values take effect at the mom's next start."""
+def not_running(module, task, new_text, changed, file_state, result):
+    """The mom is not running: write the file (not in check mode), then raise ModuleError
+    or warn (and return ``result``) as ``mom_not_running`` says; the values take effect at
+    the mom's next start."""
     if changed and not module.check_mode:
-        write_config(module, path, new_text)
+        write_config(module, task.path, new_text)
     text = ("pbs_mom is not running (no live pid in %s), so it was not reloaded: %s; the "
-            "values take effect at its next start" % (paths.mom_lock, file_state))
-    if params["mom_not_running"] == "fail":
+            "values take effect at its next start" % (task.paths.mom_lock, file_state))
+    if task.params["mom_not_running"] == "fail":
         result.pop("changed")
-        module.fail_json(msg=text + ". Start pbs_mom, or set mom_not_running=warn for a "
-                                    "node under maintenance.", changed=changed, **result)
+        raise ModuleError(text + ". Start pbs_mom, or set mom_not_running=warn for a "
+                                 "node under maintenance.", changed=changed, **result)
     module.warn(text)
-    module.exit_json(**result)
+    return result
 
 
 def stale_values(module, paths, new_options, names, changed):
@@ -563,30 +600,33 @@ def reload_reason(mode, changed, differences):
 
 
 def write_config(module, path, text):
+    """Write ``text`` to ``path`` (:func:`write_atomically`); raises ModuleError when it
+    cannot be written."""
     try:
         write_atomically(module, path, text.encode("utf-8", "surrogateescape"))
     except (IOError, OSError) as exc:
-        module.fail_json(msg="cannot write the mom config %s: %s. Run the task as root "
-                             "(become: true)." % (path, exc))
+        raise ModuleError("cannot write the mom config %s: %s. Run the task as root "
+                          "(become: true)." % (path, exc))
 
 
-def reload_and_verify(module, params, paths, pid, expected, before, result):
-    """SIGHUP the mom and check it logged ``expected``; on failure restore and restart as
-    ``recover`` says. ``before``: what the file was (``existed``, ``old_bytes``,
-    ``old_text``), whether this task ``changed`` it, and the ``file_state`` text."""
-    watcher = MomLogWatcher(paths.mom_logs_dir)
+def reload_and_verify(module, task, pid, before, result):
+    """SIGHUP the mom and check it logged ``task.expected``: ``result`` when it did; else
+    restore and restart as ``recover`` says and raise ModuleError. ``before``: what the file
+    was (``existed``, ``old_bytes``, ``old_text``), whether this task ``changed`` it, and
+    the ``file_state`` text."""
+    watcher = MomLogWatcher(task.paths.mom_logs_dir)
     try:
-        ok, message = reload_mom(pid, watcher, expected, params["reload_timeout"])
+        ok, message = reload_mom(pid, watcher, task.expected, task.params["reload_timeout"])
     except OSError as exc:
-        module.fail_json(msg="cannot send SIGHUP to pbs_mom pid %d: %s. Run the task "
-                             "as root (become: true); %s." % (pid, exc, before["file_state"]),
-                         **result)
+        raise ModuleError("cannot send SIGHUP to pbs_mom pid %d: %s. Run the task "
+                          "as root (become: true); %s." % (pid, exc, before["file_state"]),
+                          **result)
     if ok:
         if message:
             module.warn(message)
         result["reloaded"] = True
         result["changed"] = True
-        module.exit_json(**result)
+        return result
 
     tail = watcher.tail()
     died = wait_for_exit(pid, EXIT_GRACE_SECONDS) if "rejected" in message \
@@ -594,15 +634,17 @@ def reload_and_verify(module, params, paths, pid, expected, before, result):
     changed = before["changed"]
     if not died:
         result.pop("changed")
-        module.fail_json(msg="%s. The mom still runs; %s. Check the mom log."
-                             % (message, before["file_state"]),
-                         changed=changed, mom_log_tail=tail, **result)
-    restore_and_restart(module, params, paths, result["path"], message, before, tail, result)
+        raise ModuleError("%s. The mom still runs; %s. Check the mom log."
+                          % (message, before["file_state"]),
+                          changed=changed, mom_log_tail=tail, **result)
+    raise restore_and_restart(module, task, message, before, tail, result)
 
 
-def restore_and_restart(module, params, paths, path, message, before, tail, result):
+def restore_and_restart(module, task, message, before, tail, result):
     """The mom exited after SIGHUP: put the previous file back (when this task changed
-    it), start ``pbs_mom -p`` when ``recover`` is true, and fail saying what was done."""
+    it), start ``pbs_mom -p`` when ``recover`` is true; the ModuleError saying what was
+    done."""
+    path = task.path
     changed = before["changed"]
     actions = []
     restored = changed
@@ -621,16 +663,17 @@ def restore_and_restart(module, params, paths, path, message, before, tail, resu
     else:
         actions.append("%s was not changed by this task and was left as it is" % path)
     restarted = False
-    if params["recover"]:
-        restarted, text = restart_mom(module.run_command, paths, params["reload_timeout"])
+    if task.params["recover"]:
+        restarted, text = restart_mom(module.run_command, task.paths,
+                                      task.params["reload_timeout"])
         actions.append(text)
     else:
         actions.append("pbs_mom was not started again (recover=false); start it with "
                        "'pbs_mom -p' to keep running jobs")
     result.pop("changed")
-    module.fail_json(msg="%s; pbs_mom exited. %s." % (message, "; ".join(actions)),
-                     changed=changed or restarted, mom_log_tail=tail, restored=restored,
-                     restarted=restarted, **result)
+    return ModuleError("%s; pbs_mom exited. %s." % (message, "; ".join(actions)),
+                       changed=changed or restarted, mom_log_tail=tail, restored=restored,
+                       restarted=restarted, **result)
 
 
 if __name__ == "__main__":

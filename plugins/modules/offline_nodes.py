@@ -79,10 +79,11 @@ commands:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
-    module_pbs_paths, pbs_conf_argument_spec)
+    pbs_conf_argument_spec, task_pbs_paths)
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
-    Qmgr, QmgrError, QmgrValueError, set_command, unset_command)
+    Qmgr, QmgrValueError, set_command, unset_command)
 
 
 def node_commands(offline, online):
@@ -111,25 +112,31 @@ def node_commands(offline, online):
     return commands, problems
 
 
+def run(module):
+    """The task: the result (dict); raises ModuleError (a QmgrError too) where it fails."""
+    commands, problems = node_commands(module.params["offline"], module.params["online"])
+    if problems:
+        raise ModuleError("offline_nodes: %s. Nothing was changed." % "; ".join(problems))
+    result = dict(changed=bool(commands), commands=[str(c) for c in commands])
+    if commands and not module.check_mode:
+        qmgr = Qmgr.for_paths(module, task_pbs_paths(module.params))
+        dummy, err = qmgr.run_batch(commands, "the node marks of %s" % ", ".join(
+            sorted(set(module.params["offline"]) | set(module.params["online"]))))
+        for line in err.splitlines():
+            if line.strip():
+                module.warn("qmgr: %s" % line.strip())
+    return result
+
+
 def main():
     argument_spec = dict(offline=dict(type="dict", default={}),
                          online=dict(type="list", elements="str", default=[]))
     argument_spec.update(pbs_conf_argument_spec())
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
-    commands, problems = node_commands(module.params["offline"], module.params["online"])
-    if problems:
-        module.fail_json(msg="offline_nodes: %s. Nothing was changed." % "; ".join(problems))
-    result = dict(changed=bool(commands), commands=[str(c) for c in commands])
-    if commands and not module.check_mode:
-        qmgr = Qmgr.for_paths(module, module_pbs_paths(module))
-        try:
-            dummy, err = qmgr.run_batch(commands, "the node marks of %s" % ", ".join(
-                sorted(set(module.params["offline"]) | set(module.params["online"]))))
-        except QmgrError as exc:
-            module.fail_json(**exc.fail_kwargs())
-        for line in err.splitlines():
-            if line.strip():
-                module.warn("qmgr: %s" % line.strip())
+    try:
+        result = run(module)
+    except ModuleError as exc:
+        module.fail_json(**exc.fail_kwargs())
     module.exit_json(**result)
 
 

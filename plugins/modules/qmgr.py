@@ -205,25 +205,26 @@ commands:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
-    module_pbs_paths, pbs_conf_argument_spec)
+    pbs_conf_argument_spec, task_pbs_paths)
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
-    OBJECT_TYPES, Qmgr, QmgrError, list_command, marker_command, parse_list_output)
+    OBJECT_TYPES, Qmgr, list_command, marker_command, parse_list_output)
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr_plan import (
     check_task, describe, object_diffs, plan_objects)
-from ansible_collections.hpc.pbs.plugins.module_utils.refusal import TaskRefused
 
 
 def object_names(module):
     """The names the task addresses: ``[name]``, the ``names`` list, or ``[None]`` for the
-    default server; ``sched`` defaults to ``default``."""
+    default server; ``sched`` defaults to ``default``. Raises ModuleError when there are
+    none or one twice."""
     params = module.params
     object_type = params["object_type"]
     if params["names"] is not None:
         if not params["names"]:
-            module.fail_json(msg="names is empty: give at least one %s name" % object_type)
+            raise ModuleError("names is empty: give at least one %s name" % object_type)
         if len(set(params["names"])) != len(params["names"]):
-            module.fail_json(msg="names lists an object twice: %s" % params["names"])
+            raise ModuleError("names lists an object twice: %s" % params["names"])
         return list(params["names"])
     if params["name"] is not None:
         return [params["name"]]
@@ -231,58 +232,39 @@ def object_names(module):
         return ["default"]
     if object_type == "server":
         return [None]
-    module.fail_json(msg="name (or names) is required for object_type %s" % object_type)
+    raise ModuleError("name (or names) is required for object_type %s" % object_type)
 
 
-def check_default_queue(module, qmgr, commands):
+def check_default_queue(qmgr, commands):
     """When the plan sets the server's ``default_queue``, make sure that queue exists (one
     ``qmgr -c "list queue NAME"``): qsub refuses every job of a server whose default queue
-    is unknown."""
+    is unknown. Raises ModuleError (a QmgrError when qmgr fails) otherwise."""
     for command in commands:
         if command.object_type == "server" and command.attribute == "default_queue" \
                 and command.verb == "set":
-            try:
-                listed = qmgr.list_object("queue", command.value)
-            except QmgrError as exc:
-                module.fail_json(**exc.fail_kwargs())
+            listed = qmgr.list_object("queue", command.value)
             if listed is None:
-                module.fail_json(msg="server attribute default_queue: queue %r does not "
-                                     "exist (qmgr list queue %s found nothing), and qsub would "
-                                     "refuse every job without a queue; accepted: the name of "
-                                     "an existing queue. Nothing was changed."
-                                     % (command.value, command.value))
+                raise ModuleError("server attribute default_queue: queue %r does not "
+                                  "exist (qmgr list queue %s found nothing), and qsub would "
+                                  "refuse every job without a queue; accepted: the name of "
+                                  "an existing queue. Nothing was changed."
+                                  % (command.value, command.value))
 
 
-def main():
-    argument_spec = dict(
-        object_type=dict(type="str", required=True, choices=list(OBJECT_TYPES)),
-        name=dict(type="str"),
-        names=dict(type="list", elements="str"),
-        attributes=dict(type="dict", required=True),
-        state=dict(type="str", default="present", choices=["present", "absent"]),
-        list_mode=dict(type="str", default="replace", choices=["replace", "append", "remove"]),
-    )
-    argument_spec.update(pbs_conf_argument_spec())
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
-                           mutually_exclusive=[("name", "names")])
-
+def run(module):
+    """The task: the result (dict); raises ModuleError (TaskRefused and QmgrError too)
+    where it fails."""
     params = module.params
     object_type = params["object_type"]
     names = object_names(module)
     attributes = params["attributes"]
-    try:
-        check_task(object_type, names, attributes, params["state"], params["list_mode"])
-    except TaskRefused as exc:
-        module.fail_json(**exc.fail_kwargs())
+    check_task(object_type, names, attributes, params["state"], params["list_mode"])
 
-    paths = module_pbs_paths(module)
+    paths = task_pbs_paths(module.params)
     qmgr = Qmgr.for_paths(module, paths)
-    try:
-        before, commands, after = plan_objects(qmgr, object_type, names, attributes,
-                                               params["state"], params["list_mode"])
-    except (TaskRefused, QmgrError) as exc:
-        module.fail_json(**exc.fail_kwargs())
-    check_default_queue(module, qmgr, commands)
+    before, commands, after = plan_objects(qmgr, object_type, names, attributes,
+                                           params["state"], params["list_mode"])
+    check_default_queue(qmgr, commands)
 
     ref = names if names != [None] else None
     result = dict(changed=bool(commands), commands=[])
@@ -297,28 +279,26 @@ def main():
         result["attributes"] = after[names[0]]
     if module._diff:
         result["diff"] = object_diffs(object_type, names, before, after)
-    module.exit_json(**result)
+    return result
 
 
 def write(module, qmgr, object_type, names, batch, predicted):
     """Run the batch (one ``qmgr -a``) and return ``{name: attributes}`` from the listing
-    that ends it (the prediction for objects it does not show)."""
+    that ends it (the prediction for objects it does not show). Raises ModuleError (a
+    QmgrError when qmgr fails)."""
     ref = names if names != [None] else None
     marker_name = names[0] if ref else None
     what = "the changes to %s" % ", ".join(describe(object_type, n) for n in names)
-    try:
-        out, err = qmgr.run_batch(batch, what, marker=marker_command(object_type, marker_name))
-    except QmgrError as exc:
-        module.fail_json(**exc.fail_kwargs())
+    out, err = qmgr.run_batch(batch, what, marker=marker_command(object_type, marker_name))
     for line in err.splitlines():
         if line.strip():
             module.warn("qmgr: %s" % line.strip())
     try:
         objects = parse_list_output(out)
     except ValueError as exc:
-        module.fail_json(msg="the changes were written but the listing after them cannot be "
-                             "parsed: %s" % exc, stdout=out, commands=[str(c) for c in batch],
-                         changed=True)
+        raise ModuleError("the changes were written but the listing after them cannot be "
+                          "parsed: %s" % exc, stdout=out, commands=[str(c) for c in batch],
+                          changed=True)
     listed = dict(predicted)
     if len(names) == 1:
         if objects:
@@ -328,6 +308,25 @@ def write(module, qmgr, object_type, names, batch, predicted):
         if name in listed:
             listed[name] = attrs
     return listed
+
+
+def main():
+    argument_spec = dict(
+        object_type=dict(type="str", required=True, choices=list(OBJECT_TYPES)),
+        name=dict(type="str"),
+        names=dict(type="list", elements="str"),
+        attributes=dict(type="dict", required=True),
+        state=dict(type="str", default="present", choices=["present", "absent"]),
+        list_mode=dict(type="str", default="replace", choices=["replace", "append", "remove"]),
+    )
+    argument_spec.update(pbs_conf_argument_spec())
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
+                           mutually_exclusive=[("name", "names")])
+    try:
+        result = run(module)
+    except ModuleError as exc:
+        module.fail_json(**exc.fail_kwargs())
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

@@ -107,10 +107,11 @@ commands:
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
-    module_pbs_paths, pbs_conf_argument_spec)
+    pbs_conf_argument_spec, task_pbs_paths)
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
-    Qmgr, QmgrError, QmgrValueError, list_command, parse_list_output, set_command,
+    Qmgr, QmgrValueError, list_command, parse_list_output, set_command,
     unset_command)
 from ansible_collections.hpc.pbs.plugins.module_utils.qsub_args import (
     QsubArgumentsError, edit_default_qsub_arguments, parse_qsub_arguments, tolerate_value)
@@ -125,33 +126,24 @@ def effective_tolerate(text):
         return None
 
 
-def main():
-    argument_spec = dict(
-        value=dict(type="str", choices=["all", "job_start", "none"]),
-        state=dict(type="str", default="present", choices=["present", "absent"]),
-    )
-    argument_spec.update(pbs_conf_argument_spec())
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
-                           required_if=[("state", "present", ("value",))])
+def run(module):
+    """The task: the result (dict); raises ModuleError (a QmgrError too) where it fails."""
     value = module.params["value"] if module.params["state"] == "present" else None
 
-    paths = module_pbs_paths(module)
+    paths = task_pbs_paths(module.params)
     qmgr = Qmgr.for_paths(module, paths)
-    try:
-        listed = qmgr.list_object("server")
-    except QmgrError as exc:
-        module.fail_json(**exc.fail_kwargs())
+    listed = qmgr.list_object("server")
     if listed is None:
-        module.fail_json(msg="qmgr listed no server; check that pbs_server runs on this host "
-                             "(PBS_SERVER in %s)" % paths.conf_file)
+        raise ModuleError("qmgr listed no server; check that pbs_server runs on this host "
+                          "(PBS_SERVER in %s)" % paths.conf_file)
     previous = listed[2].get(ATTRIBUTE, "")
 
     try:
         new_text, changed = edit_default_qsub_arguments(previous, value)
     except QsubArgumentsError as exc:
-        module.fail_json(msg="default_qsub_arguments not changed: %s. Correct the attribute "
-                             "with hpc.pbs.qmgr (object_type=server) first." % exc,
-                         previous=previous)
+        raise ModuleError("default_qsub_arguments not changed: %s. Correct the attribute "
+                          "with hpc.pbs.qmgr (object_type=server) first." % exc,
+                          previous=previous)
 
     commands = []
     if changed:
@@ -161,31 +153,43 @@ def main():
             else:
                 commands.append(unset_command("server", None, ATTRIBUTE))
         except QmgrValueError as exc:
-            module.fail_json(msg="default_qsub_arguments not changed: %s" % exc)
+            raise ModuleError("default_qsub_arguments not changed: %s" % exc)
         commands.append(list_command("server", None, [ATTRIBUTE]))
 
     result = dict(changed=changed, previous=previous, default_qsub_arguments=new_text,
                   value=effective_tolerate(new_text), commands=[str(c) for c in commands])
     if changed and not module.check_mode:
-        try:
-            out, dummy = qmgr.run_batch(commands, "the new default_qsub_arguments")
-        except QmgrError as exc:
-            module.fail_json(**exc.fail_kwargs())
+        out, dummy = qmgr.run_batch(commands, "the new default_qsub_arguments")
         try:
             objects = parse_list_output(out)
         except ValueError as exc:
-            module.fail_json(msg="default_qsub_arguments was written but cannot be read "
-                                 "back: %s" % exc, stdout=out, commands=commands,
-                             changed=True)
+            raise ModuleError("default_qsub_arguments was written but cannot be read "
+                              "back: %s" % exc, stdout=out, commands=commands,
+                              changed=True)
         stored = objects[-1][2].get(ATTRIBUTE, "") if objects else None
         if stored != new_text:
-            module.fail_json(msg="the server holds default_qsub_arguments %r after writing "
-                                 "%r; check it with qmgr before users submit jobs"
-                                 % (stored, new_text), changed=True, commands=commands)
+            raise ModuleError("the server holds default_qsub_arguments %r after writing "
+                              "%r; check it with qmgr before users submit jobs"
+                              % (stored, new_text), changed=True, commands=commands)
     if module._diff:
         result["diff"] = dict(before="%s = %s\n" % (ATTRIBUTE, previous),
                               after="%s = %s\n" % (ATTRIBUTE, new_text),
                               before_header="server", after_header="server")
+    return result
+
+
+def main():
+    argument_spec = dict(
+        value=dict(type="str", choices=["all", "job_start", "none"]),
+        state=dict(type="str", default="present", choices=["present", "absent"]),
+    )
+    argument_spec.update(pbs_conf_argument_spec())
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
+                           required_if=[("state", "present", ("value",))])
+    try:
+        result = run(module)
+    except ModuleError as exc:
+        module.fail_json(**exc.fail_kwargs())
     module.exit_json(**result)
 
 
