@@ -2,7 +2,7 @@
 """Options every hpc.pbs module shares: where PBS lives on the managed host."""
 
 
-class ModuleDocFragment(object):
+class ModuleDocFragment:
 
     DOCUMENTATION = r'''
 options:

@@ -59,7 +59,7 @@ def bool_problem(value):
     return ""
 
 
-class FilterModule(object):
+class FilterModule:
     """hpc.pbs filter for strict booleans."""
 
     def filters(self):

@@ -80,7 +80,7 @@ def distinct_value_hosts(hosts, hostvars, names):
     return list(first.values())
 
 
-class FilterModule(object):
+class FilterModule:
     """hpc.pbs filter that picks one host per distinct set of inputs."""
 
     def filters(self):

@@ -122,7 +122,7 @@ def effective_timeout_changes(hooks, name, change=None):
     return [found["line"] for found in changes(hooks, after, ", ".join(sorted(steps)))]
 
 
-class FilterModule(object):
+class FilterModule:
     """hpc.pbs filter for the mom timeouts derived from hook alarms."""
 
     def filters(self):

@@ -52,7 +52,7 @@ _value:
 from ansible_collections.hpc.pbs.plugins.module_utils.rollout_work import hook_files_differ
 
 
-class FilterModule(object):
+class FilterModule:
     """hpc.pbs filter comparing a mom's copies of the hook files with the server's."""
 
     def filters(self):

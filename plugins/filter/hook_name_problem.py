@@ -52,7 +52,7 @@ def hook_name_problem(name):
     return site_hook_name_problem(name) or ""
 
 
-class FilterModule(object):
+class FilterModule:
     """hpc.pbs filter for hook names."""
 
     def filters(self):

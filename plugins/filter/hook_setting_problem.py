@@ -101,7 +101,7 @@ def hook_setting_problem(value, setting):
     return "" if number is not None and accepted(number) else rule
 
 
-class FilterModule(object):
+class FilterModule:
     """hpc.pbs filter for the settings of a site hook."""
 
     def filters(self):

@@ -125,7 +125,7 @@ def host_value_problems(hosts, hostvars, names, reader, where, every_host=False)
     return problems
 
 
-class FilterModule(object):
+class FilterModule:
     """hpc.pbs filter for inventory values a play would not use."""
 
     def filters(self):

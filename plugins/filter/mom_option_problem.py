@@ -69,7 +69,7 @@ def mom_option_problem(value, option):
     return value_problem(option, value)
 
 
-class FilterModule(object):
+class FilterModule:
     """hpc.pbs filter for pbs_mom config options."""
 
     def filters(self):

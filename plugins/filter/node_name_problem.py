@@ -47,7 +47,7 @@ def node_name_problem(name):
     return object_name_problem("node", name) or ""
 
 
-class FilterModule(object):
+class FilterModule:
     """hpc.pbs filter for PBS node names."""
 
     def filters(self):

@@ -71,7 +71,7 @@ def plan_needs_task(plans):
     return not plans or any(plan.get("failed") or plan.get("changed", True) for plan in plans)
 
 
-class FilterModule(object):
+class FilterModule:
     """hpc.pbs filter that tells whether a planned task must run."""
 
     def filters(self):

@@ -77,7 +77,7 @@ _value:
 from ansible_collections.hpc.pbs.plugins.module_utils.rollout_work import mom_work
 
 
-class FilterModule(object):
+class FilterModule:
     """hpc.pbs filter for the rolling rollout's first look and batches."""
 
     def filters(self):

@@ -65,7 +65,7 @@ def run_metadata_filter(started, check_mode, inventory_sources, ansible_version)
     return run_metadata(started, check_mode, inventory_sources, ansible_version, COLLECTION_ROOT)
 
 
-class FilterModule(object):
+class FilterModule:
     """hpc.pbs filter for the reports of the playbooks."""
 
     def filters(self):

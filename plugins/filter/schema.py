@@ -84,7 +84,7 @@ def json_schema_errors(instance, schema):
         raise AnsibleFilterError("hpc.pbs.json_schema_errors: %s" % err)
 
 
-class FilterModule(object):
+class FilterModule:
     """hpc.pbs filters for JSON Schema validation."""
 
     def filters(self):

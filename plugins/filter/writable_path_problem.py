@@ -76,7 +76,7 @@ def writable_path_problem(path):
     return ""
 
 
-class FilterModule(object):
+class FilterModule:
     """hpc.pbs filter for report paths on the controller."""
 
     def filters(self):

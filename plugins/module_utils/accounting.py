@@ -209,7 +209,7 @@ def short(host):
     return host.split(".", 1)[0]
 
 
-class Run(object):
+class Run:
     """One start of a job: its ``S`` record and what followed until the next start."""
 
     def __init__(self, record):

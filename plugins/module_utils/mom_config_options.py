@@ -66,7 +66,7 @@ class MomConfigValueError(ValueError):
     """An option name or value the mom would not accept; the message says what is."""
 
 
-class OptionRule(object):
+class OptionRule:
     """How one ``$option`` is checked, written and logged (see the module docstring)."""
 
     def __init__(self, accepts, parse, logged=None, repeatable=False):

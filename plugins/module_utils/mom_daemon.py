@@ -75,7 +75,7 @@ def file_size(path):
         return 0
 
 
-class MomLogWatcher(object):
+class MomLogWatcher:
     """Reads what the mom appends to its log after a point in time.
 
     Remembers today's log file and its size at creation; :meth:`new_text` returns

@@ -27,7 +27,7 @@ from ansible_collections.hpc.pbs.plugins.module_utils.qsub_args import (
     QsubArgumentsError, parse_qsub_arguments)
 
 
-class Boolean(object):
+class Boolean:
     """A PBS boolean as ``is_true_or_false()`` reads it (case matters: ``tRue`` fails)."""
 
     TRUE = ("True", "TRUE", "true", "t", "T", "1", "y", "Y")
@@ -67,7 +67,7 @@ class HookBoolean(Boolean):
         return None
 
 
-class Integer(object):
+class Integer:
     """A whole number from ``low`` to ``high`` (None: no bound); ``unit`` names what it counts."""
 
     _FORM = re.compile(r"[+-]?[0-9]+")
@@ -93,7 +93,7 @@ class Integer(object):
         return None
 
 
-class Choice(object):
+class Choice:
     """One of ``values`` (exact text), or with ``several`` a comma separated list of them;
     ``empty`` allows the empty string (a hook's ``event = ""``)."""
 
@@ -116,7 +116,7 @@ class Choice(object):
         return None
 
 
-class Duration(object):
+class Duration:
     """A time as ``decode_time()`` reads it: ``[[HH:]MM:]SS[.fraction]``."""
 
     _FORM = re.compile(r"[0-9]+(:[0-9]+){0,2}(\.[0-9]+)?")
@@ -128,7 +128,7 @@ class Duration(object):
         return "%r is not a duration" % text
 
 
-class Size(object):
+class Size:
     """A size as ``to_size()`` reads it: a whole number, then optionally k/m/g/t/p and b/w."""
 
     _FORM = re.compile(r"[0-9]+([kKmMgGtTpP][bBwW]?|[bBwW])?")
@@ -140,7 +140,7 @@ class Size(object):
         return "%r is not a size" % text
 
 
-class QsubArguments(object):
+class QsubArguments:
     """``default_qsub_arguments``: every qsub prepends it, so qsub must accept it."""
 
     accepted = ("qsub options only, as qsub parses them (e.g. -r n -W umask=022 "
@@ -154,7 +154,7 @@ class QsubArguments(object):
         return None
 
 
-class ObjectName(object):
+class ObjectName:
     """The name of an existing object of ``object_type`` (``default_queue``): its form is
     checked here with the caller's name rule, its existence by the caller (one read)."""
 
