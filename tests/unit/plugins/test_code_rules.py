@@ -1,0 +1,117 @@
+"""Rules of the collection's Python code, read from the source with ``ast``:
+
+- one exit per module: in ``plugins/modules/*.py`` only ``main()`` calls ``exit_json`` /
+  ``fail_json`` (the work functions return the result or raise ``ModuleError``), and in
+  the modules that follow it fully ``main()`` calls each of them once;
+- Python 3 classes: no ``class X(object)`` anywhere in ``plugins/``.
+"""
+import ast
+import os
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__)))))
+PLUGINS = os.path.join(REPO, "plugins")
+MODULES_DIR = os.path.join(PLUGINS, "modules")
+MODULES = sorted(name for name in os.listdir(MODULES_DIR)
+                 if name.endswith(".py") and name != "__init__.py")
+EXITS = ("exit_json", "fail_json")
+# Modules whose main() still has more than one exit_json (an early return of the result).
+SEVERAL_EXITS_IN_MAIN = {"cluster_info.py"}
+# ``class X(object)`` left in files this change did not touch: (path under plugins/, class).
+OBJECT_BASE_LEFT = {
+    ("module_utils/hook_preflight.py", "Preflight"),
+    ("filter/import_vars.py", "FilterModule"),
+    ("filter/import_dir_problem.py", "FilterModule"),
+    ("filter/audit_drift_rows.py", "FilterModule"),
+    ("filter/audit_mom_rows.py", "FilterModule"),
+    ("filter/audit_timeout_rows.py", "FilterModule"),
+}
+
+
+def exit_calls(source):
+    """``[(function, exit name, line)]`` of every call of an attribute named exit_json or
+    fail_json in ``source``; ``function`` is the name of the innermost enclosing def
+    (``<module>`` at the top level), so a def nested in ``main`` is not ``main``."""
+    calls = []
+
+    def visit(node, function):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                visit(child, getattr(child, "name", "<lambda>"))
+                continue
+            if isinstance(child, ast.Call) and isinstance(child.func, ast.Attribute) \
+                    and child.func.attr in EXITS:
+                calls.append((function, child.func.attr, child.lineno))
+            visit(child, function)
+
+    visit(ast.parse(source), "<module>")
+    return calls
+
+
+def object_based_classes(source):
+    """``[(class name, line)]`` of the classes of ``source`` that name ``object`` as a
+    base."""
+    return [(node.name, node.lineno) for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.ClassDef)
+            and any(isinstance(base, ast.Name) and base.id == "object" for base in node.bases)]
+
+
+def read(path):
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def plugin_files():
+    for root, _dirs, files in os.walk(PLUGINS):
+        for name in sorted(files):
+            if name.endswith(".py"):
+                yield os.path.relpath(os.path.join(root, name), PLUGINS)
+
+
+def test_the_checks_see_what_they_look_for():
+    source = (
+        "def main():\n"
+        "    module.exit_json(changed=False)\n"
+        "    def inner():\n"
+        "        module.fail_json(msg='x')\n"
+        "def work(module):\n"
+        "    module.fail_json(msg='y')\n"
+        "class A(object):\n"
+        "    pass\n"
+        "class B:\n"
+        "    pass\n"
+        "class C(A, object):\n"
+        "    pass\n")
+    assert exit_calls(source) == [("main", "exit_json", 2), ("inner", "fail_json", 4),
+                                  ("work", "fail_json", 6)]
+    assert object_based_classes(source) == [("A", 7), ("C", 11)]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_only_main_exits(name):
+    """Every exit_json / fail_json of a module is in main(): the work functions return the
+    result or raise ModuleError."""
+    calls = exit_calls(read(os.path.join(MODULES_DIR, name)))
+    outside = [call for call in calls if call[0] != "main"]
+    assert not outside, "%s: exit_json / fail_json outside main(): %s" % (name, outside)
+    assert any(call[1] == "exit_json" for call in calls), "%s: main() never exits" % name
+
+
+@pytest.mark.parametrize("name", [m for m in MODULES if m not in SEVERAL_EXITS_IN_MAIN])
+def test_main_has_one_exit_and_one_failure(name):
+    calls = exit_calls(read(os.path.join(MODULES_DIR, name)))
+    for exit_name in EXITS:
+        lines = [line for function, called, line in calls if called == exit_name]
+        assert len(lines) == 1, "%s: main() calls %s %d times (lines %s); it turns the work's " \
+            "result or ModuleError into one exit" % (name, exit_name, len(lines), lines)
+
+
+def test_no_class_names_object_as_its_base():
+    found = []
+    for path in plugin_files():
+        for class_name, line in object_based_classes(read(os.path.join(PLUGINS, path))):
+            if (path, class_name) not in OBJECT_BASE_LEFT:
+                found.append("plugins/%s:%d class %s(object)" % (path, line, class_name))
+    assert not found, "Python 3 classes need no object base: %s" % found
