@@ -70,12 +70,14 @@ lint-docs: venv collection
 		&& $(DOCS_VENV)/bin/pip install -q -r tests/sanity/antsibull-docs-requirements.txt; }
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(DOCS_VENV)/bin/antsibull-docs lint-collection-docs --plugin-docs .
 
-# Costs of site.yml, rollout.yml and audit.yml vs `ansible -m ping` on 8, 32 and 64 moms,
-# mock and real OpenPBS (skipped, and said so, without its build): wall medians, qmgr
-# calls, SSH round trips per host, per-mom growth, written into docs/performance.md. Method:
+# Costs of site.yml, rollout.yml (nothing to do, and with work), audit.yml and report.yml vs
+# `ansible -m ping` on 8, 32 and 64 moms, mock and real OpenPBS (skipped, and said so,
+# without its build), and 128 and 256 moms on the mock: wall medians, qmgr calls, SSH round
+# trips per host, controller CPU, per-mom growth, moms per minute and the projection to
+# 2,500 and 10,000 moms, written into docs/performance.md (about 2 hours on 2 cores). Method:
 # docs/performance.md. BENCH_ARGS replaces the whole matrix, e.g.
 # `make bench BENCH_ARGS="--moms 8 --backend mock --repeat 1"`.
-BENCH_ARGS ?= --moms 8,32,64 --backend mock,openpbs --repeat 3 --write-doc docs/performance.md
+BENCH_ARGS ?= --moms 8,32,64 --mock-moms 128,256 --backend mock,openpbs --repeat 3 --write-doc docs/performance.md
 bench: deps venv collection openpbs
 	$(PY) tests/benchmark/bench_rollout.py $(BENCH_ARGS)
 

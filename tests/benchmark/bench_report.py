@@ -13,17 +13,36 @@ The results the report is made from (``bench_rollout.py --json`` writes the same
                                  "runs": {RUN: {"seconds": [5.1, 5.3, 5.2],
                                                 "qmgr_invocations": 2,
                                                 "round_trips": {"server": 2, "mom": 1.0},
+                                                "cpu_seconds": [4.1, 4.0, 4.2],
+                                                "main_cpu_seconds": [1.2, 1.1, 1.2],
                                                 "changed": 0}}}]}]}
 
 RUN is one of RUNS; ``seconds`` are wall times in seconds, ``round_trips`` SSH round trips
 per host (server: on the one server; mom: total over the moms / number of moms),
-``changed`` the largest changed count over the runs of that kind (summed over hosts).
+``changed`` the largest changed count over the runs of that kind (summed over hosts);
+``cpu_seconds`` the controller's CPU (user + system of ansible and every process it started,
+ssh clients included) and ``main_cpu_seconds`` that of Ansible's main process alone, one
+value per timed run (optional: older results have none).
 """
 import configparser
 import os
 import statistics
 
-RUNS = ("first run", "idempotent re-run", "rollout re-run", "audit", "ping")
+# The projection's sizes, controllers and forks (docs/performance.md, "Projection").
+PROJECTED_MOMS = (2500, 10000)
+PROJECTED_CORES = (8, 32)
+PROJECTED_FORKS = (25, 50, 100)
+# AWX job slicing as it would be if the collection's playbooks could be sliced: slices, each on
+# its own execution node of PROJECTED_CORES[0] cores at forks 50.
+PROJECTED_SLICES = 4
+# Wall seconds one SSH round trip holds a fork on a real cluster: the remote execution over
+# the kept connection, the node's Python starting and the module running. An assumption, not
+# a measure: on the test cluster the nodes share the controller's cores.
+ASSUMED_TRIP_SECONDS = 1.0
+# The runs whose cost is per mom (the report runs on the server only).
+PER_MOM_RUNS = ("first run", "idempotent re-run", "rollout with work", "audit")
+
+RUNS = ("first run", "idempotent re-run", "rollout re-run", "audit", "report", "rollout with work", "ping")
 MUST_NOT_CHANGE = ("idempotent re-run", "rollout re-run", "audit", "ping")
 DOC_START = "<!-- bench:start -->"
 DOC_END = "<!-- bench:end -->"
@@ -41,6 +60,15 @@ def slope(points):
     if len(set(x for x, y in points)) < 2:
         return None
     return statistics.linear_regression([x for x, y in points], [y for x, y in points]).slope
+
+
+def intercept(points):
+    """Least-squares intercept of ``[(x, y), ...]``: the fixed part (y at x = 0); None with
+    fewer than two distinct x."""
+    points = [(x, y) for x, y in points if y is not None]
+    if len(set(x for x, y in points)) < 2:
+        return None
+    return statistics.linear_regression([x for x, y in points], [y for x, y in points]).intercept
 
 
 def ratio(value, reference):
@@ -148,6 +176,95 @@ def cluster_notes(backend):
     return [""] + lines if lines else []
 
 
+def _points(backend, name, key):
+    """``[(moms, median of run[key]), ...]`` of run ``name`` over the clusters of ``backend``."""
+    return [(c["moms"], median(c["runs"][name].get(key) or []))
+            for c in backend["clusters"] if name in c.get("runs", {})]
+
+
+def run_costs(backend, name):
+    """What one run kind costs on ``backend``, fitted over the sizes measured:
+    ``{"fixed": s, "wall": s per mom, "cpu": controller CPU s per mom, "main": main-process
+    CPU s per mom, "trips": SSH round trips per mom}``; a value is None where the results
+    lack it (fewer than two sizes, or no CPU measured)."""
+    trips = [c["runs"][name].get("round_trips", {}).get("mom") for c in backend["clusters"]
+             if name in c.get("runs", {})]
+    trips = [t for t in trips if t is not None]
+    return dict(fixed=intercept(_points(backend, name, "seconds")),
+                wall=slope(_points(backend, name, "seconds")),
+                cpu=slope(_points(backend, name, "cpu_seconds")),
+                main=slope(_points(backend, name, "main_cpu_seconds")),
+                trips=max(trips) if trips else None)
+
+
+def throughput_lines(backend, forks):
+    """Moms handled per minute at each size, the marginal rate (60 / seconds per extra mom),
+    and the controller CPU per mom (the whole tree and Ansible's main process)."""
+    sizes = [c["moms"] for c in backend["clusters"] if c.get("runs")]
+    if not sizes:
+        return []
+    lines = ["", "Moms per minute (forks %s; moms / median wall time; marginal: 60 / seconds per "
+             "extra mom) and controller CPU per extra mom (least-squares slopes):" % forks, "",
+             "| run | %s | marginal moms/min | CPU s per mom | main-process CPU s per mom |"
+             % " | ".join("%d moms" % m for m in sizes),
+             "| --- | %s | ---: | ---: | ---: |" % " | ".join("---:" for _m in sizes)]
+    for name in RUNS:
+        cells = []
+        for cluster in backend["clusters"]:
+            run = cluster.get("runs", {}).get(name)
+            wall = median(run["seconds"]) if run else None
+            cells.append(_number(60.0 * cluster["moms"] / wall, 0) if wall else "-")
+        if all(cell == "-" for cell in cells):
+            continue
+        costs = run_costs(backend, name)
+        marginal = 60.0 / costs["wall"] if costs["wall"] and costs["wall"] > 0 else None
+        lines.append("| %s | %s | %s | %s | %s |" % (
+            name, " | ".join(cells), _number(marginal, 0), _number(costs["cpu"], 3),
+            _number(costs["main"], 3)))
+    return lines
+
+
+def projected_seconds(costs, moms, cores, forks, trip_seconds=ASSUMED_TRIP_SECONDS):
+    """Wall seconds of one run on ``moms`` moms from a controller of ``cores`` cores at
+    ``forks`` forks, by the model of docs/performance.md: the fixed part plus, per mom, the
+    largest of three bounds: Ansible's main process (serial, one core), the whole tree's CPU
+    spread over min(cores, forks) processes, and the forks each held ``trips`` round trips of
+    ``trip_seconds`` per mom. None when a cost is missing."""
+    if None in (costs.get("fixed"), costs.get("cpu"), costs.get("main"), costs.get("trips")):
+        return None
+    per_mom = max(costs["main"], costs["cpu"] / min(cores, forks),
+                  costs["trips"] * trip_seconds / forks)
+    return max(0.0, costs["fixed"]) + moms * per_mom
+
+
+def _duration(seconds):
+    if seconds is None:
+        return "-"
+    return "%.0f s" % seconds if seconds < 90 else "%.0f min" % (seconds / 60.0) if seconds < 5400 \
+        else "%.1f h" % (seconds / 3600.0)
+
+
+def projection_lines(backend):
+    """Projected wall time of each per-mom run at PROJECTED_MOMS (one row per run and size)
+    on PROJECTED_CORES at PROJECTED_FORKS (one column each; the model of projected_seconds)."""
+    setups = [(cores, forks) for cores in PROJECTED_CORES for forks in PROJECTED_FORKS]
+    rows = []
+    for name in PER_MOM_RUNS:
+        costs = run_costs(backend, name)
+        for moms in PROJECTED_MOMS:
+            cells = [_duration(projected_seconds(costs, moms, cores, forks)) for cores, forks in setups]
+            cells.append(_duration(projected_seconds(costs, moms / float(PROJECTED_SLICES), PROJECTED_CORES[0], 50)))
+            if any(cell != "-" for cell in cells):
+                rows.append("| %s | %d | %s |" % (name, moms, " | ".join(cells)))
+    if not rows:
+        return []
+    return ["", "Projection (the model under \"Projection to 2,500 and 10,000 moms\"; %.1f s per round trip "
+            "assumed):" % ASSUMED_TRIP_SECONDS, "",
+            "| run | moms | %s | %d slices of %d cores, forks 50 (not supported) |" % (
+                " | ".join("%d cores, forks %d" % setup for setup in setups), PROJECTED_SLICES, PROJECTED_CORES[0]),
+            "| --- | ---: | %s | ---: |" % " | ".join("---:" for _s in setups)] + rows
+
+
 def markdown(results):
     """The whole report (markdown text, no trailing newline) of ``results`` (module
     docstring)."""
@@ -172,6 +289,8 @@ def markdown(results):
             continue
         lines += backend_table(backend)
         lines += growth_lines(backend)
+        lines += throughput_lines(backend, results["ansible_cfg"]["forks"])
+        lines += projection_lines(backend)
         lines += cluster_notes(backend)
     return "\n".join(lines)
 

@@ -4,11 +4,12 @@ Not a test: it measures and reports, it asserts nothing.
 
 Usage::
 
-    bench_rollout.py [--moms 8,32,64] [--backend mock,openpbs] [--repeat 3]
+    bench_rollout.py [--moms 8,32,64] [--mock-moms 128,256] [--backend mock,openpbs] [--repeat 3]
                      [--workdir DIR] [--keep] [--json FILE] [--write-doc FILE]
                      [--scenario playbooks|rollout] [--tree DIR]
 
-For each backend and each number of moms it starts one cluster (``tests/integration/cluster
+For each backend and each number of moms (``--moms``; on the mock also ``--mock-moms``: the
+sizes the real backend's memory does not allow) it starts one cluster (``tests/integration/cluster
 up --pbs BACKEND --moms N``; ``HPC_PBS_CLUSTER_NET`` / ``HPC_PBS_CLUSTER_DIR`` are honoured
 as by the launcher), measures, and tears it down (unless ``--keep``: then only the last one
 is left running, each next size reuses the work dir). The ``openpbs`` backend (a real
@@ -24,7 +25,16 @@ Runs, on each cluster, in this order:
   nothing left to do;
 - ``audit``: ``playbooks/audit.yml`` with ``audit_report_path`` in a temporary directory
   of the cluster (the same file every time, so an unchanged report is not a change);
-- ``ping``: ``ansible all -m ansible.builtin.ping``.
+- ``report``: ``playbooks/report.yml`` (the effectiveness report, on the server only) with
+  ``report_json_path`` in the same directory;
+- ``ping``: ``ansible all -m ansible.builtin.ping``;
+- last, as it leaves the moms changed: ``rollout with work``: ``rollout.yml`` changing
+  ``$sister_join_job_alarm`` on every mom (a new value each run; canary 1, batches of 25%).
+
+Every timed run also records the controller's CPU: user + system of the whole process tree
+(``getrusage`` of the finished children: ansible, its workers, the ssh clients) and of
+Ansible's main process alone (its ``/proc/PID/stat`` sampled every 0.1 s; the main process
+is the serial part: the strategy, the results, the callbacks).
 
 With ``--scenario rollout`` (the rollout at scale) the runs are those of
 ``bench_report.ROLLOUT_RUNS`` instead, after one uncounted ``site.yml`` on the fresh cluster:
@@ -78,6 +88,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -200,16 +211,26 @@ def playbook_path(name):
     return os.path.join(TREE["root"], "playbooks", name)
 
 
+# The $sister_join_job_alarm of every "rollout with work": a new value each run.
+WORK_VALUES = {"last": 100}
+
+
 def run_argv(name, inventory, audit_dir):
-    """The command line of run kind ``name`` (bench_report.RUNS)."""
+    """The command line of run kind ``name`` (bench_report.RUNS). ``rollout with work`` takes
+    the next value of WORK_VALUES at each call."""
     if name == "ping":
         return [os.path.join(BIN, "ansible"), "-i", inventory, "all", "-m",
                 "ansible.builtin.ping"]
+    if name == "rollout with work":
+        WORK_VALUES["last"] += 1
+        return rollout_argv(inventory, WORK_VALUES["last"])
     playbook = {"first run": "site.yml", "idempotent re-run": "site.yml",
-                "rollout re-run": "rollout.yml", "audit": "audit.yml"}[name]
+                "rollout re-run": "rollout.yml", "audit": "audit.yml", "report": "report.yml"}[name]
     argv = [os.path.join(BIN, "ansible-playbook"), "-i", inventory, playbook_path(playbook)]
     if name == "audit":
         argv += ["-e", "audit_report_path=%s" % os.path.join(audit_dir, "audit-report.json")]
+    if name == "report":
+        argv += ["-e", "report_json_path=%s" % os.path.join(audit_dir, "report.json")]
     return argv
 
 
@@ -219,20 +240,57 @@ def children_cpu():
     return usage.ru_utime + usage.ru_stime
 
 
-def timed_run(argv, may_fail=False, cpu=None):
+def own_cpu(pid):
+    """User + system CPU seconds of process ``pid`` itself (not its children), from
+    ``/proc/PID/stat``; None once it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    # After the command's ")": state is field 3 of stat(5), utime 14 and stime 15.
+    return (int(fields[11]) + int(fields[12])) / float(os.sysconf("SC_CLK_TCK"))
+
+
+def run_sampling_main_cpu(argv, env):
+    """``(CompletedProcess, main_cpu)``: run ``argv``, sampling the CPU of its own process
+    (Ansible's main process: the strategy, the results, the callbacks, all serial) every
+    0.1 s; ``main_cpu`` is the last sample (at most 0.1 s short)."""
+    proc = subprocess.Popen(argv, cwd=TREE["root"], env=env, text=True, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    samples = [0.0]
+    done = threading.Event()
+
+    def sample():
+        while not done.wait(0.1):
+            value = own_cpu(proc.pid)
+            if value is not None:
+                samples.append(value)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    output = proc.communicate()[0]
+    done.set()
+    sampler.join()
+    return subprocess.CompletedProcess(argv, proc.returncode, output), samples[-1]
+
+
+def timed_run(argv, may_fail=False, cpu=None, main_cpu=None):
     """Run argv with a fresh control directory: ``(output, seconds, changed)``.
     ``changed``: the recap's changed counts summed over the hosts (0 for ping). Raises
     BenchError when it fails (unless ``may_fail``: a rollout with failed hosts exits 2) or
-    a host is unreachable. ``cpu``: a list that gets the run's controller CPU seconds."""
+    a host is unreachable. ``cpu``: a list that gets the run's controller CPU seconds (the
+    whole process tree, ssh clients included); ``main_cpu``: one that gets the CPU seconds
+    of Ansible's main process alone."""
     with tempfile.TemporaryDirectory(prefix="hpc-pbs-bench-cp-") as control_dir:
         start = time.monotonic()
         cpu_start = children_cpu()
-        proc = subprocess.run(argv, cwd=TREE["root"], env=ansible_env(control_dir), text=True,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL, check=False)
+        proc, main_seconds = run_sampling_main_cpu(argv, ansible_env(control_dir))
         seconds = time.monotonic() - start
         if cpu is not None:
-            cpu.append(children_cpu() - cpu_start)
+            cpu.append(round(children_cpu() - cpu_start, 2))
+        if main_cpu is not None:
+            main_cpu.append(round(main_seconds, 2))
     if proc.returncode != 0 and not (may_fail and proc.returncode == 2):
         raise BenchError("%s failed (rc %d):\n%s" % (shlex.join(argv[1:]), proc.returncode,
                                                      proc.stdout[-3000:]))
@@ -269,8 +327,11 @@ def counted_run(name, workdir, nodes, inventory, audit_dir, roles):
     """One ``-vvv`` run of kind ``name``: ``{"seconds", "qmgr_invocations", "round_trips",
     "changed"}`` (seconds: the -vvv run's wall time)."""
     before = qmgr_calls(workdir, nodes)
-    output, seconds, changed = timed_run(run_argv(name, inventory, audit_dir) + ["-vvv"])
-    return dict(counted_seconds=round(seconds, 2),
+    cpu, main_cpu = [], []
+    output, seconds, changed = timed_run(run_argv(name, inventory, audit_dir) + ["-vvv"],
+                                         cpu=cpu, main_cpu=main_cpu)
+    return dict(counted_seconds=round(seconds, 2), counted_cpu_seconds=cpu[0],
+                counted_main_cpu_seconds=main_cpu[0],
                 qmgr_invocations=qmgr_calls(workdir, nodes) - before,
                 round_trips=round_trips_per_host(output, roles), changed=changed)
 
@@ -278,26 +339,43 @@ def counted_run(name, workdir, nodes, inventory, audit_dir, roles):
 def measure_cluster(workdir, inventory, moms, repeat, phases):
     """All runs on the running cluster of ``moms`` moms (``inventory``: its inventory
     file): ``{run name: run}`` (the shape of bench_report's module docstring). ``phases``
-    gets the seconds each phase took."""
+    gets the seconds each phase took. The kinds that must change nothing are counted and
+    timed first; the rollout with work (which leaves the moms' alarm changed) comes last."""
     nodes = [SERVER] + ["mom%d" % i for i in range(1, moms + 1)]
     install_qmgr_counters(workdir, nodes)
     roles = host_addresses(inventory)
     runs = {}
+    work = "rollout with work"
     with tempfile.TemporaryDirectory(prefix="hpc-pbs-bench-audit-") as audit_dir:
-        for name in bench_report.RUNS:
+
+        def counted(name):
             start = time.monotonic()
             runs[name] = counted_run(name, workdir, nodes, inventory, audit_dir, roles)
-            runs[name]["seconds"] = []
+            runs[name].update(seconds=[], cpu_seconds=[], main_cpu_seconds=[])
             phases["%s (-vvv)" % name] = round(time.monotonic() - start, 1)
-        runs["first run"]["seconds"] = [runs["first run"]["counted_seconds"]]
-        for name in bench_report.RUNS[1:-1]:
+
+        def timed(name):
             start = time.monotonic()
             for _round in range(repeat):
                 for kind in (name, "ping"):
-                    _out, seconds, changed = timed_run(run_argv(kind, inventory, audit_dir))
+                    _out, seconds, changed = timed_run(run_argv(kind, inventory, audit_dir),
+                                                       cpu=runs[kind]["cpu_seconds"],
+                                                       main_cpu=runs[kind]["main_cpu_seconds"])
                     runs[kind]["seconds"].append(round(seconds, 2))
                     runs[kind]["changed"] = max(runs[kind]["changed"], changed)
             phases["%s + ping x%d" % (name, repeat)] = round(time.monotonic() - start, 1)
+
+        for name in bench_report.RUNS:
+            if name != work:
+                counted(name)
+        first = runs["first run"]
+        first.update(seconds=[first["counted_seconds"]], cpu_seconds=[first["counted_cpu_seconds"]],
+                     main_cpu_seconds=[first["counted_main_cpu_seconds"]])
+        for name in bench_report.RUNS[1:-1]:
+            if name != work:
+                timed(name)
+        counted(work)
+        timed(work)
     return runs
 
 
@@ -425,6 +503,8 @@ def backend_list(text):
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--moms", type=int_list, default=[8], help="e.g. 8,32,64")
+    parser.add_argument("--mock-moms", type=int_list, default=[],
+                        help="sizes measured on the mock backend only, after --moms (e.g. 128,256)")
     parser.add_argument("--backend", type=backend_list, default=["mock"],
                         help="mock, openpbs or both: mock,openpbs")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs of each kind")
@@ -462,7 +542,10 @@ def main(argv=None):
         command="bench_rollout.py " + shlex.join(sys.argv[1:] if argv is None else argv),
         machine=bench_report.machine_info(), ansible_core=ansible_core_version(),
         ansible_cfg=bench_report.ansible_cfg_settings(ANSIBLE_CFG), backends=[])
-    last = (args.backend[-1], args.moms[-1])
+    def sizes(backend):
+        return args.moms + ([m for m in args.mock_moms if m not in args.moms] if backend == "mock" else [])
+
+    last = (args.backend[-1], sizes(args.backend[-1])[-1])
     for backend in args.backend:
         entry = dict(name=backend, skipped=None, clusters=[])
         if args.tree != REPO:
@@ -473,7 +556,7 @@ def main(argv=None):
         if entry["skipped"]:
             sys.stderr.write("%s: skipped: %s\n" % (backend, entry["skipped"]))
             continue
-        for moms in args.moms:
+        for moms in sizes(backend):
             keep = args.keep and (backend, moms) == last
             entry["clusters"].append(bench_cluster(backend, moms, args, keep))
     report = (bench_report.rollout_markdown if args.scenario == "rollout" else bench_report.markdown)(results)

@@ -10,8 +10,9 @@ sys.path.insert(0, os.path.join(REPO, "tests", "benchmark"))
 import bench_report  # noqa: E402
 
 
-def run(seconds, qmgr=0, server=2.0, mom=1.0, changed=0):
-    return dict(seconds=seconds, qmgr_invocations=qmgr,
+def run(seconds, qmgr=0, server=2.0, mom=1.0, changed=0, cpu=None, main_cpu=None):
+    return dict(seconds=seconds, qmgr_invocations=qmgr, cpu_seconds=cpu or [],
+                main_cpu_seconds=main_cpu or [],
                 round_trips=dict(server=server, mom=mom), changed=changed)
 
 
@@ -19,6 +20,8 @@ def cluster(moms, ping, rerun, changed=0, error=None):
     runs = {"first run": run([3.0 * moms], qmgr=9, changed=12),
             "idempotent re-run": run(rerun, changed=changed),
             "rollout re-run": run([2.0 * moms]), "audit": run([1.5 * moms]),
+            "report": run([4.0], server=1.0, mom=0.0),
+            "rollout with work": run([5.0 + 0.5 * moms], qmgr=10, mom=2.0, changed=moms),
             "ping": run(ping, server=1.0)}
     return dict(moms=moms, error=error, phases={"cluster up": 12.04}, runs=runs)
 
@@ -92,6 +95,62 @@ def test_report_flags_changes_and_failures_and_skips():
     assert "### Backend openpbs\n\nNot measured: the OpenPBS build is missing" in text
     assert "Growth" not in text
     assert "- 8 moms: phases cluster up 12 s." in text
+    assert "rollout with work: changed" not in text  # a rollout with work changes
+
+
+# ------------------------------------------------------------------ throughput and projection
+
+def costed_cluster(moms):
+    """A cluster whose idempotent re-run costs 2 s + 0.25 s per mom of wall time, 1 s + 0.5 s
+    per mom of controller CPU, 0.5 s + 0.05 s per mom in the main process, one round trip per
+    mom."""
+    runs = {"idempotent re-run": run([2.0 + 0.25 * moms], cpu=[1.0 + 0.5 * moms],
+                                     main_cpu=[0.5 + 0.05 * moms]),
+            "ping": run([1.0 + 0.2 * moms])}
+    return dict(moms=moms, error=None, phases={}, runs=runs)
+
+
+def test_run_costs_fit_fixed_part_and_per_mom_slopes():
+    backend = dict(name="mock", clusters=[costed_cluster(8), costed_cluster(32), costed_cluster(64)])
+    costs = bench_report.run_costs(backend, "idempotent re-run")
+    assert costs["fixed"] == pytest.approx(2.0)
+    assert costs["wall"] == pytest.approx(0.25)
+    assert costs["cpu"] == pytest.approx(0.5)
+    assert costs["main"] == pytest.approx(0.05)
+    assert costs["trips"] == 1.0
+    assert bench_report.run_costs(dict(clusters=[costed_cluster(8)]), "idempotent re-run")["wall"] is None
+
+
+def test_throughput_gives_moms_per_minute_marginal_rate_and_cpu_per_mom():
+    backend = dict(name="mock", skipped=None, clusters=[costed_cluster(8), costed_cluster(32)])
+    text = "\n".join(bench_report.throughput_lines(backend, "10"))
+    assert "Moms per minute (forks 10;" in text
+    # 8 moms in 4 s: 120/min; 32 in 10 s: 192/min; marginal 60 / 0.25 = 240/min.
+    assert "| idempotent re-run | 120 | 192 | 240 | 0.500 | 0.050 |" in text, text
+    assert "| ping | 185 | 259 | 300 | - | - |" in text, text  # 8 in 2.6 s, 32 in 7.4 s
+
+
+@pytest.mark.parametrize("cores, forks, per_mom", [
+    (8, 25, 0.0625),    # CPU: 0.5 s over 8 cores
+    (32, 100, 0.05),    # the main process: 0.05 s per mom, whatever the cores
+    (32, 25, 0.05),     # CPU 0.5 / 25 = 0.02, round trips 1 x 1.0 / 25 = 0.04: the main process still
+    (32, 10, 0.1),      # round trips: 1 x 1.0 s / 10 forks
+])
+def test_projection_takes_the_largest_of_three_bounds(cores, forks, per_mom):
+    costs = dict(fixed=2.0, wall=0.25, cpu=0.5, main=0.05, trips=1.0)
+    assert bench_report.projected_seconds(costs, 1000, cores, forks) == pytest.approx(2.0 + 1000 * per_mom)
+    assert bench_report.projected_seconds(dict(costs, main=None), 1000, cores, forks) is None
+
+
+def test_projection_table_in_the_report():
+    backend = dict(name="mock", skipped=None, clusters=[costed_cluster(8), costed_cluster(32)])
+    text = bench_report.markdown(results(backend))
+    assert "| run | moms | 8 cores, forks 25 | 8 cores, forks 50 | 8 cores, forks 100 | 32 cores, forks 25 |" in text
+    # 2 s + 2500 x 0.0625 s = 158 s ~ 3 min; 10,000 moms on 32 cores at forks 100: 2 + 500 s ~ 8 min.
+    assert "| idempotent re-run | 2500 | 3 min |" in text, text
+    row = [line for line in text.splitlines() if line.startswith("| idempotent re-run | 10000 |")]
+    # ... and 4 slices of 8 cores at forks 50: 2 s + 2500 x 0.0625 s ~ 3 min.
+    assert row and row[0].endswith("| 8 min | 3 min |"), text
 
 
 # ------------------------------------------------------------------ document section
