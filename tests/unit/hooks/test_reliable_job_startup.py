@@ -120,7 +120,7 @@ def test_queuejob_queue_filter(tmp_path, queue, queues, padded):
 
 @pytest.mark.parametrize("config_text, problem", [
     ("{not json", "is not valid JSON"),
-    (json.dumps({"increment": "abc%"}), "'abc%' is neither a whole number"),
+    (json.dumps({"increment": "abc%"}), "increment must be a whole number \"N\" or a percentage \"N%\" with N >= 1, not 'abc%'"),
     (json.dumps({"increment": -1}), "increment must be >= 1, not -1"),
     (json.dumps({"increment": {"x": 1}}), "increment map key 'x' is not a chunk index"),
     (json.dumps({"incremnet": 2}), "unknown key(s) incremnet"),

@@ -75,7 +75,8 @@ def run_queuejob(tmp_path, config, hook_name=HOOK_NAME):
 def test_an_increment_of_another_type_is_rejected_naming_it(tmp_path, increment):
     result = run_queuejob(tmp_path, {"increment": increment})
     assert not result["accepted"]
-    assert ("increment must be an integer >= 1 or a string \"N\" or \"N%%\", not %r" % increment
+    assert ("increment must be an integer >= 1 or a string \"N\" or \"N%%\", or a map {\"<chunk index>\": "
+            "increment}, not %r" % increment
             in result["reject_msg"])
 
 
@@ -92,9 +93,10 @@ def test_the_hook_names_itself_by_the_name_it_was_given(tmp_path):
 
 
 @pytest.mark.parametrize("config, problem", [
-    ({"increment": "0"}, "increment '0' must be at least 1"),
-    ({"keep_select_resource": 5}, "keep_select_resource 5 is not a resource name"),
-    ({"queues": ["workq", ""]}, "queues must be a list of queue names, not ['workq', '']"),
+    ({"increment": "0"}, "increment must be a whole number \"N\" or a percentage \"N%\" with N >= 1, not '0'"),
+    ({"keep_select_resource": 5}, "keep_select_resource must be a resource name (a letter, then letters, digits, _ or -), "
+                                  "not 5"),
+    ({"queues": ["workq", ""]}, "queues[1] must be a queue name, not ''"),
 ], ids=["text-0", "resource-not-text", "empty-queue-name"])
 def test_a_config_value_out_of_its_rules_is_rejected_naming_it(tmp_path, config, problem):
     result = run_queuejob(tmp_path, config)

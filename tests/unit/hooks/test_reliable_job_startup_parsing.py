@@ -53,11 +53,13 @@ def test_chunks_of_an_exec_vnode_are_those_of_the_regular_expression(hook):
 
 @pytest.mark.parametrize("text,whole", [("0", True), ("15", True), ("", False), ("1a", False), ("a1", False),
                                         ("1 2", False), ("-1", False), ("\u0661", False)])
-def test_whole_numbers_are_ascii_digits(hook, text, whole):
-    assert hook.is_whole_number(text) is whole
+def test_chunk_indexes_are_ascii_digits(hook, text, whole):
+    pattern = hook.CONFIG_SCHEMA["properties"]["increment"]["anyOf"][1]["propertyNames"]["pattern"]
+    assert hook.schema_pattern_search(pattern, text) is whole
 
 
 @pytest.mark.parametrize("text,valid", [("pad_select", True), ("a", True), ("A-1_b", True), ("1a", False),
                                         ("_a", False), ("a b", False), ("a$b", False), ("", False)])
 def test_resource_names_are_a_letter_then_letters_digits_underscore_or_dash(hook, text, valid):
-    assert hook.is_resource_name(text) is valid
+    pattern = hook.CONFIG_SCHEMA["properties"]["keep_select_resource"]["pattern"]
+    assert hook.schema_pattern_search(pattern, text) is valid
