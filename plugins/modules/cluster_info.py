@@ -327,10 +327,13 @@ health:
   type: dict
   sample: {"nodes": {"mom3": {"state": ["down"], "comment": "node down: communication closed", "jobs": []}}}
 problems:
-  description: What the snapshot shows wrong, sorted by kind and name. Each has C(kind)
-    (C(vnode) - down or offline and not marked by O(own_comment_prefix); C(held_job) - a
-    system hold; C(hook_files) - a mom of O(mom_hook_files) whose hook files differ from
-    the server's), C(name) (vnode, job id or mom) and C(detail) (one line for a person).
+  description: What the snapshot shows wrong - the problems of each kind below, in this
+    order of kinds, each kind's sorted by name; a kind whose part of O(gather) was not read
+    finds none. Each has C(kind) (C(vnode) - reads C(nodes), a vnode down or offline and not
+    marked by O(own_comment_prefix); C(held_job) - reads C(held_jobs), a job or subjob with a
+    system hold; C(hook_files) - reads C(hook_files), a mom of O(mom_hook_files) whose hook
+    files differ from the server's), C(name) (vnode, job id or mom) and C(detail) (one line
+    for a person).
   returned: always
   type: list
   elements: dict
@@ -380,369 +383,28 @@ object_plans:
                      "before_header": "sched default (before)", "after_header": "sched default (after)"}}]
 '''
 
-import hashlib
-import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpc.pbs.plugins.module_utils.effective_timeouts import (
-    OPTION_EVENT, effective_values, enabled_alarms)
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
-    hook_file_paths, mom_hook_differences, read_hook_dir)
-from ansible_collections.hpc.pbs.plugins.module_utils.mom_config import (
-    current_options, planned_text)
-from ansible_collections.hpc.pbs.plugins.module_utils.mom_daemon import (
-    last_config_read, process_alive, read_mom_pid, running_differences)
-from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import (
-    MomConfigValueError, plan)
-from ansible_collections.hpc.pbs.plugins.module_utils.cgroup_layout import read_layout
-from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import PbsRunner
-from ansible_collections.hpc.pbs.plugins.module_utils.pbs_versions import feature_table
+from ansible_collections.hpc.pbs.plugins.module_utils.health import (
+    SNAPSHOT_PARTS, checked_vnodes, gather_health, health_problems, new_problems)
+from ansible_collections.hpc.pbs.plugins.module_utils.install_facts import (
+    daemon_states, installed_version)
+from ansible_collections.hpc.pbs.plugins.module_utils.mom_facts import mom_facts, mom_plan
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
     module_pbs_paths, pbs_conf_argument_spec)
-from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
-    Qmgr, QmgrError, parse_list_output, split_list_value)
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs_versions import feature_table
+from ansible_collections.hpc.pbs.plugins.module_utils.server_facts import server_facts
 from ansible_collections.hpc.pbs.plugins.module_utils.server_plans import (
     HOOK_PLAN_OPTIONS, OBJECT_PLAN_OPTIONS, server_plans)
-from ansible_collections.hpc.pbs.plugins.module_utils.qsub_args import (
-    QsubArgumentsError, parse_qsub_arguments, tolerate_value)
-
-DAEMONS = (("server", "PBS_START_SERVER"), ("sched", "PBS_START_SCHED"),
-           ("comm", "PBS_START_COMM"), ("mom", "PBS_START_MOM"))
-SERVER_QUERIES = ("list server", "list sched default", "list hook", "list pbshook")
-# Node states that make a vnode unusable for new jobs (pbsnodes' "state" pieces).
-PROBLEM_NODE_STATES = ("down", "offline")
-HOOK_FILE_SUFFIXES = (".HK", ".PY", ".CF")
-SYSTEM_HOLD = "s"
-
-
-def read_text(path):
-    try:
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8", "replace")
-    except (IOError, OSError):
-        return None
-
-
-def file_sha256(path):
-    try:
-        with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
-    except (IOError, OSError):
-        return None
-
-
-def hook_summary(attrs, body_path):
-    """Reported fields of one hook (``attrs``: attribute text)."""
-    alarm = str(attrs.get("alarm", "30"))
-    order = str(attrs.get("order", "1"))
-    return dict(
-        type=attrs.get("type", "site"),
-        events=split_list_value(attrs.get("event", "")),
-        enabled=str(attrs.get("enabled", "true")).lower() in ("true", "t", "y", "1"),
-        order=int(order) if order.isdigit() else order,
-        alarm=int(alarm) if alarm.isdigit() else alarm,
-        fail_action=split_list_value(attrs.get("fail_action", "none")),
-        sha256=file_sha256(body_path),
-    )
-
-
-def daemon_states(paths):
-    states = {}
-    for daemon, key in DAEMONS:
-        pid = read_mom_pid(paths.lock_file(daemon))
-        running = pid is not None and process_alive(pid)
-        states[daemon] = dict(configured=paths.conf.get(key, "0").strip() == "1",
-                              running=running, pid=pid if running else None)
-    return states
-
-
-def mom_facts(paths):
-    if not os.path.isdir(os.path.join(paths.home, "mom_priv")):
-        return None
-    hooks = read_hook_dir(paths.mom_hooks_dir)
-    config = current_options(read_text(paths.mom_config) or "")
-    facts = dict(hooks=dict((name, hook_summary(attrs, os.path.join(paths.mom_hooks_dir,
-                                                                    name + ".PY")))
-                            for name, attrs in hooks.items()))
-    facts.update(effective_values(config, hooks))
-    facts["cgroup"] = read_layout()
-    return facts
-
-
-def mom_plan(module, paths, options):
-    """What mom_config (state present) would make of ``mom_priv/config`` for ``options``:
-    see RETURN ``mom_plan``. Fails the module on a value the mom would refuse."""
-    try:
-        desired, remove, dummy = plan(options, "present")
-    except MomConfigValueError as exc:
-        module.fail_json(msg="mom_options: %s" % exc)
-    before = read_text(paths.mom_config) or ""
-    after = planned_text(before, desired, remove)
-    options = current_options(after)
-    return dict(path=paths.mom_config, changed=after != before, before=before, after=after,
-                options=options, not_loaded=not_loaded(paths, options, set(desired) | remove))
-
-
-def not_loaded(paths, file_options, names):
-    """The options of ``names`` that the running mom holds otherwise than ``file_options``
-    say (what it logged at its last config read; mom_config reloads it for them):
-    ``[{name, running, in_file}]``. Empty when the mom does not run or none of its logs
-    shows a config read."""
-    pid = read_mom_pid(paths.mom_lock)
-    if pid is None or not process_alive(pid):
-        return []
-    read = last_config_read(paths.mom_logs_dir)
-    if read is None:
-        return []
-    return [dict(name=name, running=running, in_file=in_file)
-            for name, running, in_file in running_differences(read, file_options, names)]
-
-
-def server_facts(module, paths):
-    qmgr = Qmgr.for_paths(module, paths)
-    try:
-        out, dummy = qmgr.run_batch(list(SERVER_QUERIES), "the server queries")
-        objects = parse_list_output(out)
-    except QmgrError as exc:
-        module.fail_json(**exc.fail_kwargs())
-    except ValueError as exc:
-        module.fail_json(msg="cannot parse qmgr's listing: %s" % exc)
-    server = next((attrs for kind, name, attrs in objects if kind == "Server"), {})
-    sched = next((attrs for kind, name, attrs in objects if kind == "Sched"), {})
-    listed_hooks = dict((name, attrs) for kind, name, attrs in objects if kind == "Hook")
-    hooks = dict((name, hook_summary(attrs, hook_file_paths(paths.server_hooks_dir,
-                                                            name)["body"]))
-                 for name, attrs in listed_hooks.items())
-    alarm_sums = dict((event, sum(alarm for dummy, alarm in enabled_alarms(listed_hooks, event)))
-                      for event in sorted(set(OPTION_EVENT.values())))
-    dqa = server.get("default_qsub_arguments", "")
-    try:
-        tolerate = tolerate_value(parse_qsub_arguments(dqa, check_tolerate=False))
-        parse_problem = None
-    except QsubArgumentsError as exc:
-        tolerate, parse_problem = None, str(exc)
-    if parse_problem:
-        module.warn("the server's default_qsub_arguments cannot be parsed as qsub options "
-                    "(%s); every qsub may fail" % parse_problem)
-    return dict(hooks=hooks, default_qsub_arguments=dqa, tolerate_node_failures=tolerate,
-                job_run_wait=sched.get("job_run_wait"),
-                pbs_version=server.get("pbs_version"), alarm_sums=alarm_sums)
-
-
-# -- health snapshot (gather) -------------------------------------------------------------
-
-def run_json(module, runner, argv, what):
-    """Run a PBS command that prints JSON (``-F json``) by ``runner`` (a ``PbsRunner``)
-    and return the parsed document.
-    Fails the module, naming the command, rc and stderr, when it exits non-zero or prints
-    something that is not JSON."""
-    rc, out, err = runner.run_command(argv)
-    if rc != 0:
-        module.fail_json(msg="cannot read %s: %s exited %d; check that the PBS server runs "
-                             "and this host may query it" % (what, argv[0], rc),
-                         cmd=argv, rc=rc, stdout=out, stderr=err)
-    try:
-        return json.loads(out)
-    except ValueError as exc:
-        module.fail_json(msg="cannot read %s: %s printed no JSON (%s)" % (what, argv[0], exc),
-                         cmd=argv, rc=rc, stdout=out, stderr=err)
-
-
-def node_health(document):
-    """``{vnode: {state: [..], comment, jobs: [..]}}`` from ``pbsnodes -F json``. The comment
-    is text or None: pbsnodes prints a comment that reads as a number (``42``) as a JSON
-    number."""
-    nodes = {}
-    for name, attrs in (document.get("nodes") or {}).items():
-        state = str(attrs.get("state", ""))
-        comment = attrs.get("comment")
-        nodes[name] = dict(state=[piece for piece in state.split(",") if piece],
-                           comment=None if comment is None else str(comment),
-                           jobs=list(attrs.get("jobs") or []))
-    return nodes
-
-
-def held_job_health(document):
-    """``{job id: {hold_types, job_state, comment, run_count}}`` of the jobs and subjobs of
-    ``qstat -f -t -F json`` whose Hold_Types hold the system hold ``s``."""
-    held = {}
-    for jobid, attrs in (document.get("Jobs") or {}).items():
-        hold_types = str(attrs.get("Hold_Types", "n"))
-        if SYSTEM_HOLD in hold_types:
-            held[jobid] = dict(hold_types=hold_types, job_state=attrs.get("job_state"),
-                               comment=attrs.get("comment"), run_count=attrs.get("run_count"))
-    return held
-
-
-def hook_file_hashes(hooks_dir):
-    """``{"NAME.EXT": sha256}`` of the hook files (.HK, .PY, .CF) in ``hooks_dir``; None
-    when the directory does not exist."""
-    try:
-        entries = sorted(os.listdir(hooks_dir))
-    except OSError:
-        return None
-    hashes = {}
-    for entry in entries:
-        if entry.endswith(HOOK_FILE_SUFFIXES):
-            digest = file_sha256(os.path.join(hooks_dir, entry))
-            if digest is not None:
-                hashes[entry] = digest
-    return hashes
-
-
-def vnode_name_problem(name):
-    """Why ``name`` (str) cannot be given to pbsnodes as a vnode name; None when it can."""
-    if not name.strip():
-        return "an empty name"
-    if name.startswith("-"):
-        return "%s starts with '-' (pbsnodes would take it for an option)" % name
-    return None
-
-
-def checked_vnodes(module):
-    """The option ``vnodes`` without repeats, in its order (``[]``: every vnode). Fails the
-    module when a name is unusable or ``nodes`` is not gathered."""
-    vnodes = []
-    for name in module.params["vnodes"]:
-        name_problem = vnode_name_problem(name)
-        if name_problem:
-            module.fail_json(msg="vnodes: %s is not a vnode name" % name_problem)
-        if name not in vnodes:
-            vnodes.append(name)
-    if vnodes and "nodes" not in module.params["gather"]:
-        module.fail_json(msg="vnodes limits gather=[nodes]: add nodes to gather")
-    return vnodes
-
-
-def pbsnodes_argv(bin_dir, vnodes):
-    """``pbsnodes`` printing JSON of ``vnodes`` (list of names), of every vnode when empty."""
-    pbsnodes = os.path.join(bin_dir, "pbsnodes")
-    if vnodes:
-        return [pbsnodes, "-v", "-F", "json"] + list(vnodes)
-    return [pbsnodes, "-a", "-F", "json"]
-
-
-# The one key of the entry ``pbsnodes -v NAME -F json`` prints for a vnode the server
-# refused: the vnode's own name in OpenPBS 23.06 (``{NAME: "Unknown node "}``), ``Error`` in
-# 22.05 (``{"Error": "Unknown node "}``, PBS Professional 2022): feature
-# ``pbsnodes_refusal_by_name`` of the version table. Both are read whatever the version,
-# since a PBS Professional release may not tell which it prints.
-REFUSED_VNODE_KEYS = ("{name}", "Error")
-
-
-def unknown_vnodes(document, vnodes):
-    """``[(name, why)]`` of the ``vnodes`` that pbsnodes' JSON ``document`` holds no vnode
-    for: the entry real pbsnodes prints for a vnode the server refused (one key of
-    :data:`REFUSED_VNODE_KEYS` holding the server's text, ``why``), or no entry at all."""
-    listed = document.get("nodes") or {}
-    unknown = []
-    for name in vnodes:
-        entry = listed.get(name)
-        if entry is None:
-            unknown.append((name, "not listed by pbsnodes"))
-            continue
-        keys = [key.format(name=name) for key in REFUSED_VNODE_KEYS]
-        refused = [key for key in entry if key in keys and not isinstance(entry[key], dict)]
-        if len(entry) == 1 and refused:
-            unknown.append((name, str(entry[refused[0]]).strip()))
-    return unknown
-
-
-def read_vnodes(module, runner, bin_dir, vnodes):
-    """``node_health`` of ``vnodes`` (every vnode when empty); fails the module naming
-    each named vnode the server does not know."""
-    document = run_json(module, runner, pbsnodes_argv(bin_dir, vnodes), "the vnodes")
-    unknown = unknown_vnodes(document, vnodes)
-    if unknown:
-        module.fail_json(msg="vnodes: the PBS server does not know %s" % ", ".join(
-            "%s (%s)" % (name, why) for name, why in unknown), unknown_vnodes=[name for name, dummy in unknown])
-    return node_health(document)
-
-
-def gather_health(module, paths, parts, vnodes=()):
-    """The snapshot of ``parts`` (see the option ``gather``); ``nodes`` of ``vnodes`` only
-    when given (see the option ``vnodes``)."""
-    bin_dir = os.path.join(paths.exec_dir, "bin")
-    runner = PbsRunner.for_module(module, paths)
-    health = {}
-    if "nodes" in parts:
-        health["nodes"] = read_vnodes(module, runner, bin_dir, vnodes)
-    if "held_jobs" in parts:
-        health["held_jobs"] = held_job_health(run_json(
-            module, runner, [os.path.join(bin_dir, "qstat"), "-f", "-t", "-F", "json"], "the jobs"))
-    if "hook_files" in parts:
-        health["hook_files"] = dict(server=hook_file_hashes(paths.server_hooks_dir),
-                                    mom=hook_file_hashes(paths.mom_hooks_dir))
-    return health
-
-
-def problem(kind, name, detail):
-    return dict(kind=kind, name=name, detail=detail)
-
-
-def vnode_problems(nodes, own_comment_prefix):
-    """A vnode down or offline whose comment does not start with ``own_comment_prefix``."""
-    found = []
-    for name, node in sorted(nodes.items()):
-        bad = [state for state in node["state"] if state in PROBLEM_NODE_STATES]
-        comment = node.get("comment") or ""
-        if not bad or (own_comment_prefix and comment.startswith(own_comment_prefix)):
-            continue
-        detail = "vnode %s is %s" % (name, ",".join(node["state"]))
-        if comment:
-            detail += " (comment: %s)" % comment
-        found.append(problem("vnode", name, detail))
-    return found
-
-
-def held_job_problems(held_jobs):
-    found = []
-    for jobid, job in sorted(held_jobs.items()):
-        detail = "job %s has a system hold (Hold_Types %s, run_count %s)" % (
-            jobid, job["hold_types"], job.get("run_count"))
-        if job.get("comment"):
-            detail += " (comment: %s)" % job["comment"]
-        found.append(problem("held_job", jobid, detail))
-    return found
-
-
-def hook_file_problems(server_files, mom_hook_files, required_hooks):
-    found = []
-    if server_files is None:
-        return found
-    for mom, mom_files in sorted(mom_hook_files.items()):
-        if mom_files is None:
-            continue
-        differs = mom_hook_differences(server_files, mom_files, required_hooks)
-        if differs:
-            found.append(problem("hook_files", mom, "mom %s: hook files differ from the server's: %s"
-                                 % (mom, ", ".join(differs))))
-    return found
-
-
-def health_problems(health, params):
-    """Every problem of the snapshot ``health`` (see RETURN ``problems``)."""
-    found = vnode_problems(health.get("nodes", {}), params["own_comment_prefix"])
-    found += held_job_problems(health.get("held_jobs", {}))
-    if params["mom_hook_files"]:
-        server_files = (health.get("hook_files") or {}).get("server")
-        found += hook_file_problems(server_files, params["mom_hook_files"], params["required_hooks"])
-    return found
-
-
-def new_problems(problems, baseline):
-    """The ``problems`` whose (kind, name) is not in ``baseline``."""
-    known = set((old.get("kind"), old.get("name")) for old in baseline or [])
-    return [each for each in problems if (each["kind"], each["name"]) not in known]
 
 
 def main():
     argument_spec = dict(query_server=dict(type="str", default="auto",
                                            choices=["auto", "always", "never"]),
                          gather=dict(type="list", elements="str", default=[],
-                                     choices=["nodes", "held_jobs", "hook_files"]),
+                                     choices=list(SNAPSHOT_PARTS)),
                          mom_hook_files=dict(type="dict", default={}),
                          required_hooks=dict(type="list", elements="str", default=[]),
                          vnodes=dict(type="list", elements="str", default=[]),
@@ -765,8 +427,7 @@ def main():
     if not paths.conf_found and module.params["query_server"] != "always":
         module.exit_json(**result)
 
-    version = (read_text(paths.version_file) or "").strip()
-    result["pbs_version"] = version or None
+    result["pbs_version"] = installed_version(paths)
     result["daemons"] = daemon_states(paths)
     result["mom"] = mom_facts(paths)
     if module.params["mom_options"] is not None and result["mom"] is not None:
