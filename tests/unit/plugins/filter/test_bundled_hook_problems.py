@@ -1,0 +1,118 @@
+"""Filter hpc.pbs.bundled_hook_problems and lookup hpc.pbs.bundled_hook: the one validate step
+of the three roles that install a bundled hook, and the one place that finds files/hooks."""
+import json
+from pathlib import Path
+
+import pytest
+from ansible.errors import AnsibleFilterError, AnsibleLookupError
+
+from ansible_collections.hpc.pbs.plugins.filter.bundled_hook_problems import FilterModule, bundled_hook_problems
+from ansible_collections.hpc.pbs.plugins.lookup.bundled_hook import LookupModule
+from ansible_collections.hpc.pbs.plugins.plugin_utils import bundled_hooks
+
+REPO = Path(__file__).resolve().parents[4]
+HOOKS = ("cgroup_resize", "cray_atom", "reliable_job_startup")
+
+
+def test_the_bundled_hooks_are_the_three_of_files_hooks():
+    assert bundled_hooks.bundled_hook_names() == list(HOOKS)
+    assert Path(bundled_hooks.HOOKS_DIR).resolve() == REPO / "files" / "hooks"
+
+
+@pytest.mark.parametrize("hook", HOOKS)
+def test_good_settings_and_the_default_config_have_no_problem(hook):
+    settings = {"hook_name": "site_" + hook, "hook_order": 100, "hook_alarm": "30", "config": None}
+    assert bundled_hook_problems(settings, hook) == []
+    assert bundled_hook_problems({"config": {}}, hook) == []
+
+
+@pytest.mark.parametrize("settings, problems", [
+    ({"hook_name": "PBS_x"}, ['cray_atom_hook_name "PBS_x": ']),
+    ({"hook_name": "a b"}, ['cray_atom_hook_name "a b": ']),
+    ({"hook_order": 0}, ["cray_atom_hook_order must be 1-1000, not 0"]),
+    ({"hook_order": "1001"}, ['cray_atom_hook_order must be 1-1000, not "1001"']),
+    ({"hook_alarm": 0}, ["cray_atom_hook_alarm must be at least 1 second, not 0"]),
+    ({"hook_order": True, "hook_alarm": None}, ["cray_atom_hook_order must be 1-1000, not true",
+                                                "cray_atom_hook_alarm must be at least 1 second, not null"]),
+], ids=["reserved-name", "name-with-space", "order-0", "order-text-1001", "alarm-0", "order-and-alarm"])
+def test_each_bad_setting_is_named_by_its_variable(settings, problems):
+    found = bundled_hook_problems(settings, "cray_atom")
+    assert len(found) == len(problems)
+    for text, start in zip(found, problems):
+        assert text.startswith(start), found
+
+
+def test_the_prefix_names_other_variables():
+    assert bundled_hook_problems({"hook_order": 0}, "cray_atom", prefix="site_atom") == [
+        "site_atom_hook_order must be 1-1000, not 0"]
+
+
+@pytest.mark.parametrize("hook, config, problem", [
+    ("cray_atom", {"post_timeout": 0}, "post_timeout: 0 is less than or equal to the minimum of 0"),
+    ("cray_atom", {"version_uri": "/rm/v2"}, "'version_uri' was unexpected"),
+    ("cgroup_resize", {"prefix": "../x"}, "prefix: '../x' is not allowed here"),
+    ("reliable_job_startup", {"increment": "abc%"}, "increment: 'abc%' does not match"),
+])
+def test_a_config_that_breaks_the_schema_is_named_with_the_schema(hook, config, problem):
+    (found,) = bundled_hook_problems({"config": config}, hook)
+    assert found.startswith("%s_config is not a valid config of the %s hook (files/hooks/%s.schema.json): "
+                            % (hook, hook, hook))
+    assert problem in found
+
+
+def test_the_config_is_checked_merged_over_the_hooks_default_config(tmp_path, monkeypatch):
+    hooks_dir = tmp_path / "hooks"
+    hooks_dir.mkdir()
+    for suffix in (".py", ".json", ".schema.json"):
+        source = REPO / "files" / "hooks" / ("cray_atom" + suffix)
+        (hooks_dir / ("cray_atom" + suffix)).write_text(source.read_text())
+    (hooks_dir / "cray_atom.json").write_text(json.dumps({"post_timeout": -5}))
+    monkeypatch.setattr(bundled_hooks, "HOOKS_DIR", str(hooks_dir))
+    assert "post_timeout: -5 is less than" in bundled_hook_problems({"config": {}}, "cray_atom")[0]
+    assert bundled_hook_problems({"config": {"post_timeout": 5}}, "cray_atom") == []
+
+
+def test_a_config_that_is_not_a_dict_is_named():
+    assert bundled_hook_problems({"config": "post_timeout=5"}, "cray_atom") == [
+        'cray_atom_config must be a dict of the cray_atom hook\'s config keys, not "post_timeout=5"']
+
+
+@pytest.mark.parametrize("settings, hook, error", [
+    ({"config": {}}, "atom", "'atom' is not a bundled hook; the bundled hooks (files/hooks) are cgroup_resize, "
+                             "cray_atom, reliable_job_startup"),
+    ({"hook_freq": 5}, "cray_atom", "unknown key(s) hook_freq; known keys: hook_name, hook_order, hook_alarm, config"),
+    (["hook_name"], "cray_atom", "the input must be a dict"),
+])
+def test_a_wrong_call_fails_the_task_saying_why(settings, hook, error):
+    with pytest.raises(AnsibleFilterError, match="hpc.pbs.bundled_hook_problems: .*%s" % error.replace("(", "\\(")
+                       .replace(")", "\\)")):
+        bundled_hook_problems(settings, hook)
+
+
+def test_the_filter_is_registered():
+    assert FilterModule().filters()["bundled_hook_problems"] is bundled_hook_problems
+
+
+@pytest.mark.parametrize("hook", HOOKS)
+def test_the_lookup_reads_each_part_of_a_bundled_hook(hook):
+    hooks_dir = REPO / "files" / "hooks"
+    lookup = LookupModule()
+    assert lookup.run([hook]) == [(hooks_dir / (hook + ".py")).read_text()]
+    assert lookup.run([hook], part="config") == [json.loads((hooks_dir / (hook + ".json")).read_text())]
+    assert lookup.run([hook], part="schema") == [json.loads((hooks_dir / (hook + ".schema.json")).read_text())]
+    assert Path(lookup.run([hook], part="path")[0]).resolve() == hooks_dir / (hook + ".py")
+
+
+def test_the_lookup_names_the_bundled_hooks_for_another_term():
+    with pytest.raises(AnsibleLookupError, match="hpc.pbs.bundled_hook: 'atom' is not a bundled hook"):
+        LookupModule().run(["atom"])
+
+
+@pytest.mark.parametrize("kwargs, error", [
+    ({"part": "defaults"}, "part must be one of body, config, schema, path, not 'defaults'"),
+    ({"parts": "body"}, "unknown option(s) parts; the only option is part"),
+])
+def test_the_lookup_refuses_other_options(kwargs, error):
+    with pytest.raises(AnsibleLookupError) as raised:
+        LookupModule().run(["cray_atom"], **kwargs)
+    assert str(raised.value) == "hpc.pbs.bundled_hook: " + error
