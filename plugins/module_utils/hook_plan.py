@@ -7,6 +7,7 @@ Shared by ``hpc.pbs.hook`` (which then imports and writes) and ``hpc.pbs.cluster
 planned raises :class:`~refusal.TaskRefused`; a failed qmgr call raises
 :class:`~qmgr.QmgrError`."""
 
+import hashlib
 import json
 import os
 
@@ -24,6 +25,7 @@ from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import PbsRunn
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
     QmgrValueError, bool_word, create_command, import_command, object_name_problem,
     set_command, split_list_value)
+from ansible_collections.hpc.pbs.plugins.module_utils.qmgr_plan import attribute_changes
 from ansible_collections.hpc.pbs.plugins.module_utils.refusal import TaskRefused
 
 
@@ -322,17 +324,43 @@ def plan_present(qmgr, paths, params, listed, body, config, preflight, stage_fil
                 config_now=config_now, preflight=report)
 
 
+def file_change(label, name, suffix, new, old):
+    """The change of one hook file as data (see :func:`hook_diffs`): ``new`` / ``old`` bytes
+    (``old`` empty or None when the file is missing)."""
+    change = dict(object=label, item="body" if suffix == "PY" else "config",
+                  file="%s.%s" % (name, suffix),
+                  before_sha256=hashlib.sha256(old).hexdigest() if old else None,
+                  after_sha256=hashlib.sha256(new).hexdigest())
+    if suffix == "CF":
+        change.update(before=to_text(old, errors="surrogate_then_replace") if old else None,
+                      after=to_text(new, errors="surrogate_then_replace"))
+    return change
+
+
 def hook_diffs(name, before, after, files):
     """The ``--diff`` of a hook task: the attributes (``attribute = value`` lines) before and
     after, then each file that changes (``files``: ``(suffix, new, old)`` bytes, suffix
-    "PY" or "CF"; new None when not managed) with its old and new text."""
+    "PY" or "CF"; new None when not managed) with its old and new text.
+
+    The first dict also carries ``changes``, every change of the task as data (for a
+    program; the texts are for a person): the attributes as
+    :func:`qmgr_plan.attribute_changes` gives them, then each file that changes as
+    ``{"object", "item": "body" or "config", "file": "NAME.PY" / "NAME.CF",
+    "before_sha256" (None when the file is missing), "after_sha256"}``, a config also with
+    ``before`` (None when missing) and ``after``, its text. The object is ``"hook NAME"``,
+    ``"pbshook NAME"`` for a built-in hook (type pbs)."""
+    kind = "pbshook" if (after.get("type") or before.get("type")) == "pbs" else "hook"
+    label = "%s %s" % (kind, name)
+    changes = attribute_changes(label, before, after)
     diffs = [dict(before=attributes_text(before), after=attributes_text(after),
                   before_header="hook %s attributes" % name,
-                  after_header="hook %s attributes" % name)]
-    for label, new, old in files:
+                  after_header="hook %s attributes" % name,
+                  changes=changes)]
+    for label_suffix, new, old in files:
         if new is not None and new != old:
+            changes.append(file_change(label, name, label_suffix, new, old))
             diffs.append(dict(before=to_text(old or b"", errors="surrogate_then_replace"),
                               after=to_text(new, errors="surrogate_then_replace"),
-                              before_header="%s.%s" % (name, label),
-                              after_header="%s.%s" % (name, label)))
+                              before_header="%s.%s" % (name, label_suffix),
+                              after_header="%s.%s" % (name, label_suffix)))
     return diffs

@@ -197,11 +197,25 @@ def plan_objects(qmgr, object_type, names, attributes, state="present", list_mod
     return before, commands, after
 
 
+def attribute_changes(label, before, after):
+    """The attributes whose text differs between ``before`` and ``after`` (dicts attribute
+    -> qmgr text, as listed and as predicted): a list of ``{"object": label, "item":
+    attribute, "before": text, "after": text}``, None for an attribute not listed on that
+    side; in the order of ``after``, then the attributes only ``before`` lists."""
+    names = list(after) + [name for name in before if name not in after]
+    return [dict(object=label, item=name, before=before.get(name), after=after.get(name))
+            for name in names if before.get(name) != after.get(name)]
+
+
 def object_diffs(object_type, names, before, after):
     """The ``--diff`` of a plan: one dict per object (``before``/``after`` as
-    ``attribute = value`` lines), a single dict for a single object."""
+    ``attribute = value`` lines for a person, ``changes`` the same as data - see
+    :func:`attribute_changes`, the object named as :func:`describe` does), a single dict
+    for a single object."""
     diffs = [dict(before=attributes_text(before[name]), after=attributes_text(after[name]),
                   before_header="%s (before)" % describe(object_type, name),
-                  after_header="%s (after)" % describe(object_type, name))
+                  after_header="%s (after)" % describe(object_type, name),
+                  changes=attribute_changes(describe(object_type, name), before[name],
+                                            after[name]))
              for name in names]
     return diffs[0] if len(diffs) == 1 else diffs
