@@ -15,9 +15,14 @@ Inputs (all plain data, as the playbook collects them):
   and ``sister_join_job_alarm``, each with ``value`` and ``source``: ``mom_config`` when the
   line is in ``mom_priv/config``), or None when it has no ``mom_priv``.
 - ``bundled``: ``body`` (the text of ``files/hooks/reliable_job_startup.py``) and
-  ``config`` (the dict of ``files/hooks/reliable_job_startup.json``).
-- ``hook_files``: ``body`` / ``config``: the text of the chosen hook's ``NAME.PY`` /
-  ``NAME.CF`` on the server (None when missing), or None when not read yet.
+  ``config`` (the dict of ``files/hooks/reliable_job_startup.json``); optionally
+  ``cray_atom`` and ``cgroup_resize``, each ``{body, config}`` of that bundled hook (a part
+  whose bundled files are not given is not imported).
+- ``hook_files``: ``hooks``: hook name -> ``{body, config}``, the text of its ``NAME.PY`` /
+  ``NAME.CF`` on the server (None when missing), for the hooks of ``read_hooks``; or the
+  reliable_job_startup hook's ``body`` / ``config`` alone; None when not read yet.
+- ``import_dir``: the absolute path the files are written under (the variable that points
+  to a hook body written there holds its absolute path); None: paths relative to it.
 
 Standard library only.
 """
@@ -33,6 +38,19 @@ HOOK_EVENTS = ("queuejob", "execjob_launch")
 TUNABLES = ("job_launch_delay", "sister_join_job_alarm")
 MARKER = "# Written by hpc.pbs playbooks/import.yml"
 BODY_DIR = "hook_bodies"
+# The hooks the import turns into role variables: the role, its variables' prefix, the
+# switch of site.yml that runs it, the events and fail_action its hook task sets, the
+# indent of its config JSON.
+PARTS = (
+    dict(role="reliable_job_startup", prefix="reliable_job_startup_", switch=None,
+         events=HOOK_EVENTS, fail_action=None, indent=2),
+    dict(role="cray_atom", prefix="cray_atom_", switch="site_cray_atom",
+         events=("execjob_begin", "execjob_end"), fail_action=["offline_vnodes"], indent=4,
+         builtin="PBS_cray_atom"),
+    dict(role="cgroup_resize", prefix="cgroup_resize_", switch="site_cgroup_resize",
+         events=("execjob_begin", "execjob_launch", "execjob_resize", "execjob_end"),
+         fail_action=None, indent=2, pbs_cgroups="pbs_cgroups"),
+)
 # A name that is a file name in host_vars/ and an inventory host name.
 HOST_FILE_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
@@ -45,10 +63,11 @@ def sha256_text(text):
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def role_config_text(config):
-    """The config text the reliable_job_startup role imports: Ansible's
-    ``to_nice_json(indent=2)`` of the merged dict (sorted keys, no final newline)."""
-    return json.dumps(config, indent=2, sort_keys=True, separators=(",", ": "))
+def role_config_text(config, indent=2):
+    """The config text a role imports: Ansible's ``to_nice_json(indent=INDENT)`` of the
+    merged dict (sorted keys, no final newline); reliable_job_startup and cgroup_resize
+    write indent 2, cray_atom indent 4."""
+    return json.dumps(config, indent=indent, sort_keys=True, separators=(",", ": "))
 
 
 def managed_hook_name(hooks, bundled_body):
@@ -98,7 +117,95 @@ def _common_value(values, hosts):
     return json.loads(best)
 
 
-def _hook_part(server, bundled, hook_files, notes):
+def _files_read(hook_files, name):
+    """The text of hook ``name``'s body and config as read on the server (``{"body",
+    "config"}``, each None when missing), or None when they were not read."""
+    if not isinstance(hook_files, dict) or name is None:
+        return None
+    return (hook_files.get("hooks") or {}).get(name)
+
+
+def _config_part(label, name, config_text, default, indent, notes):
+    """The keys of the hook's config that differ from the bundled default (None when there
+    is nothing to take), with notes for what site.yml would rewrite."""
+    if config_text is None or not config_text.strip():
+        notes.append("hook %s has no config on the server; site.yml would import the "
+                     "bundled default" % name)
+        return None
+    try:
+        config = json.loads(config_text)
+    except ValueError as exc:
+        notes.append("the config of hook %s is not JSON (%s); site.yml would replace it "
+                     "with the bundled default" % (name, exc))
+        return None
+    if not isinstance(config, dict):
+        notes.append("the config of hook %s is JSON but not an object; site.yml would "
+                     "replace it with the bundled default" % name)
+        return None
+    own = dict((k, v) for k, v in config.items() if k not in default or default[k] != v)
+    missing = sorted(k for k in default if k not in config)
+    if missing:
+        notes.append("the config of hook %s lacks %s; site.yml would add the bundled "
+                     "default of each" % (name, ", ".join(missing)))
+    merged = dict(default)
+    merged.update(own)
+    if not missing and role_config_text(merged, indent) != config_text:
+        notes.append("the config of hook %s holds these values in another layout; "
+                     "site.yml would import them again as the %s role writes JSON "
+                     "(sorted keys, indent %d)" % (name, label, indent))
+    return own
+
+
+def _site_hook_part(spec, name, attrs, bundled, files_read, notes, body_src=None):
+    """The variables and files of a bundled site hook found on the server under ``name``
+    (``spec``: one of PARTS). ``body_src``: the role variable that takes a body of the
+    site's own and the directory its file is written to (None: the role installs the
+    bundled body only)."""
+    prefix = spec["prefix"]
+    variables = {
+        prefix + "hook_name": name,
+        prefix + "hook_enabled": bool(attrs.get("enabled")),
+        prefix + "hook_order": attrs.get("order"),
+        prefix + "hook_alarm": attrs.get("alarm"),
+    }
+    for key in ("order", "alarm"):
+        if not isinstance(attrs.get(key), int):
+            notes.append("hook %s has no %s the server lists; the role's default is kept"
+                         % (name, key))
+            del variables[prefix + "hook_" + key]
+    events = sorted(attrs.get("events") or [])
+    if events != sorted(spec["events"]):
+        notes.append("hook %s runs at %s; site.yml would set its events to %s"
+                     % (name, ",".join(events) or "no event", ",".join(spec["events"])))
+    fail_action = spec.get("fail_action")
+    if fail_action is not None and sorted(attrs.get("fail_action") or ["none"]) != sorted(fail_action):
+        notes.append("hook %s has fail_action %s; site.yml would set it to %s"
+                     % (name, ",".join(attrs.get("fail_action") or ["none"]), ",".join(fail_action)))
+    files = {}
+    if files_read is None:
+        return variables, files
+    body = files_read.get("body")
+    if body is None:
+        notes.append("hook %s has no body on the server; site.yml would import the bundled one"
+                     % name)
+    elif sha256_text(body) != sha256_text(bundled["body"]):
+        path = "%s/%s.py" % (BODY_DIR, name)
+        files[path] = body
+        if body_src is not None:
+            variables[prefix + "hook_body_src"] = (
+                os.path.join(body_src, path) if body_src else path)
+        else:
+            notes.append("hook %s runs a body that is not the bundled one: it is kept in %s; "
+                         "the %s role installs the bundled body only, so site.yml would "
+                         "replace it" % (name, path, spec["role"]))
+    own = _config_part(spec["role"], name, files_read.get("config"), bundled["config"],
+                       spec["indent"], notes)
+    if own is not None:
+        variables[prefix + "config"] = own
+    return variables, files
+
+
+def _hook_part(server, bundled, hook_files, notes, import_dir):
     """The variables of the reliable_job_startup hook, the files to write, the hook's name."""
     hooks = server.get("hooks") or {}
     name = managed_hook_name(hooks, bundled["body"])
@@ -106,70 +213,77 @@ def _hook_part(server, bundled, hook_files, notes):
         notes.append("the server has no reliable_job_startup hook (none named %s, none with "
                      "the bundled body): site.yml would create it" % DEFAULT_HOOK_NAME)
         return {}, {}, None
-    attrs = hooks[name] or {}
-    variables = {
-        "reliable_job_startup_hook_name": name,
-        "reliable_job_startup_hook_enabled": bool(attrs.get("enabled")),
-        "reliable_job_startup_hook_order": attrs.get("order"),
-        "reliable_job_startup_hook_alarm": attrs.get("alarm"),
-    }
-    for key in ("order", "alarm"):
-        if not isinstance(attrs.get(key), int):
-            notes.append("hook %s has no %s the server lists; the role's default is kept"
-                         % (name, key))
-            del variables["reliable_job_startup_hook_" + key]
-    events = sorted(attrs.get("events") or [])
-    if events != sorted(HOOK_EVENTS):
-        notes.append("hook %s runs at %s; site.yml would set its events to %s"
-                     % (name, ",".join(events) or "no event", ",".join(HOOK_EVENTS)))
-    files = {}
-    if hook_files is None:
-        return variables, files, name
-    body = hook_files.get("body")
-    if body is None:
-        notes.append("hook %s has no body on the server; site.yml would import the bundled one"
-                     % name)
-    elif sha256_text(body) != sha256_text(bundled["body"]):
-        path = "%s/%s.py" % (BODY_DIR, name)
-        files[path] = body
-        notes.append("hook %s runs a body that is not the bundled one: it is kept in %s; "
-                     "the reliable_job_startup role installs the bundled body only, so "
-                     "site.yml would replace it" % (name, path))
-    config_text = hook_files.get("config")
-    default = bundled["config"]
-    if config_text is None or not config_text.strip():
-        notes.append("hook %s has no config on the server; site.yml would import the "
-                     "bundled default" % name)
-        return variables, files, name
-    try:
-        config = json.loads(config_text)
-    except ValueError as exc:
-        notes.append("the config of hook %s is not JSON (%s); site.yml would replace it "
-                     "with the bundled default" % (name, exc))
-        return variables, files, name
-    if not isinstance(config, dict):
-        notes.append("the config of hook %s is JSON but not an object; site.yml would "
-                     "replace it with the bundled default" % name)
-        return variables, files, name
-    own = dict((k, v) for k, v in config.items() if k not in default or default[k] != v)
-    variables["reliable_job_startup_config"] = own
-    missing = sorted(k for k in default if k not in config)
-    if missing:
-        notes.append("the config of hook %s lacks %s; site.yml would add the bundled "
-                     "default of each" % (name, ", ".join(missing)))
-    merged = dict(default)
-    merged.update(own)
-    if not missing and role_config_text(merged) != config_text:
-        notes.append("the config of hook %s holds these values in another layout; "
-                     "site.yml would import them again as the role writes JSON "
-                     "(sorted keys, indent 2)" % name)
+    read = _files_read(hook_files, name)
+    if read is None and isinstance(hook_files, dict) and ("body" in hook_files or "config" in hook_files):
+        read = dict(body=hook_files.get("body"), config=hook_files.get("config"))
+    variables, files = _site_hook_part(PARTS[0], name, hooks[name] or {}, bundled, read, notes,
+                                       body_src=import_dir or "")
     return variables, files, name
 
 
-def import_vars(server, moms, bundled, hook_files=None, server_host="pbs_server"):
+def _optional_parts(server, bundled, hook_files, notes):
+    """The Cray ATOM hook and the cgroup resize hook, when the server runs them (and the
+    playbook gave their bundled files): variables, files, the hooks they manage and the
+    hooks whose files are to be read."""
+    hooks = server.get("hooks") or {}
+    site = dict((n, a or {}) for n, a in hooks.items() if (a or {}).get("type", "site") == "site")
+    variables, files, managed, to_read = {}, {}, [], []
+    for spec in PARTS[1:]:
+        part_bundled = (bundled or {}).get(spec["role"])
+        if not part_bundled:
+            continue
+        prefix = spec["prefix"]
+        name = spec["role"] if spec["role"] in site else None
+        if name is None:
+            wanted = sha256_text(part_bundled["body"])
+            name = next((n for n in sorted(site) if site[n].get("sha256") == wanted), None)
+        if spec["role"] == "cray_atom":
+            builtin = hooks.get(spec["builtin"]) or None
+            if builtin is not None and builtin.get("type") == "pbs" and builtin.get("enabled"):
+                variables.update({spec["switch"]: True, prefix + "hook_source": "builtin",
+                                  prefix + "hook_enabled": True})
+                managed.append(spec["builtin"])
+                to_read.append(spec["builtin"])
+                read = _files_read(hook_files, spec["builtin"])
+                if read is not None:
+                    own = _config_part(spec["role"], spec["builtin"], read.get("config"),
+                                       part_bundled["config"], spec["indent"], notes)
+                    if own is not None:
+                        variables[prefix + "config"] = own
+                if name is not None:
+                    notes.append("the built-in %s is enabled: site.yml would remove the site "
+                                 "hook %s, which would register every job a second time"
+                                 % (spec["builtin"], name))
+                    managed.append(name)
+                continue
+        elif name is None:
+            pbs_cgroups = site.get(spec["pbs_cgroups"])
+            if pbs_cgroups is not None and "execjob_resize" in (pbs_cgroups.get("events") or []):
+                variables.update({spec["switch"]: True, prefix + "hook_source": "pbs_cgroups",
+                                  prefix + "pbs_cgroups_hook_name": spec["pbs_cgroups"]})
+                managed.append(spec["pbs_cgroups"])
+            continue
+        if name is None:
+            continue
+        if spec["role"] == "cgroup_resize" and (site.get(spec["pbs_cgroups"]) or {}).get("enabled"):
+            notes.append("%s is enabled beside the bundled hook %s: the cgroup_resize role "
+                         "refuses the bundled hook while it is" % (spec["pbs_cgroups"], name))
+        part_vars, part_files = _site_hook_part(spec, name, site[name], part_bundled,
+                                                _files_read(hook_files, name), notes)
+        variables.update(part_vars)
+        variables.update({spec["switch"]: True, prefix + "hook_source": "bundled"})
+        files.update(part_files)
+        managed.append(name)
+        to_read.append(name)
+    return variables, files, managed, to_read
+
+
+def import_vars(server, moms, bundled, hook_files=None, server_host="pbs_server", import_dir=None):
     """What to write (see the module docstring for the inputs). Returns a dict:
 
     - ``hook_name``: the managed hook (None when the server has none);
+    - ``read_hooks``: the hooks whose ``NAME.PY`` / ``NAME.CF`` the playbook is to read
+      (the reliable_job_startup hook, the Cray ATOM and cgroup resize hooks found);
     - ``files``: path under ``import_dir`` -> text (``group_vars/all.yml``,
       ``group_vars/pbs_mom.yml``, ``host_vars/<mom>.yml`` for the moms that differ from
       the common value, ``hook_bodies/<hook>.py`` for a body that is not the bundled one);
@@ -184,8 +298,14 @@ def import_vars(server, moms, bundled, hook_files=None, server_host="pbs_server"
     if not isinstance(moms, dict):
         raise ImportRefused("moms must map inventory host names to cluster_info's mom, "
                             "not %s" % type(moms).__name__)
+    if import_dir is not None and not (isinstance(import_dir, str) and os.path.isabs(import_dir)):
+        raise ImportRefused("import_dir must be an absolute path on the controller, not %r"
+                            % (import_dir,))
     notes = []
-    all_vars, files, hook_name = _hook_part(server, bundled, hook_files, notes)
+    all_vars, files, hook_name = _hook_part(server, bundled, hook_files, notes, import_dir)
+    part_vars, part_files, part_hooks, to_read = _optional_parts(server, bundled, hook_files, notes)
+    all_vars.update(part_vars)
+    files.update(part_files)
 
     tolerate = server.get("tolerate_node_failures")
     if tolerate is not None:
@@ -201,7 +321,7 @@ def import_vars(server, moms, bundled, hook_files=None, server_host="pbs_server"
     unmanaged = [dict(name=n, type=(hooks[n] or {}).get("type"),
                       events=list((hooks[n] or {}).get("events") or []),
                       enabled=(hooks[n] or {}).get("enabled"))
-                 for n in sorted(hooks) if n != hook_name]
+                 for n in sorted(hooks) if n != hook_name and n not in part_hooks]
 
     mom_hosts = []
     for host in sorted(moms):
@@ -243,6 +363,7 @@ def import_vars(server, moms, bundled, hook_files=None, server_host="pbs_server"
             "the mom tunables of %s that differ from group_vars/pbs_mom.yml" % host,
             host_vars[host])
     return dict(hook_name=hook_name, files=files, unmanaged_hooks=unmanaged, notes=notes,
+                read_hooks=([hook_name] if hook_name else []) + to_read,
                 variables=dict(all=all_vars, pbs_mom=mom_vars, hosts=host_vars))
 
 

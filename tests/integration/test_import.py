@@ -1,16 +1,18 @@
 """playbooks/import.yml: adopt a cluster configured by hand.
 
 One 2-mom cluster per backend (module scope) is configured with qmgr and mom_priv/config
-only, as a site would have done it: the bundled reliable_job_startup body imported by hand
-with its own order, alarm and a config whose increment and queues differ from the bundled
-default; the scheduler's job_run_wait; a default_qsub_arguments holding
+only, as a site would have done it: a reliable_job_startup body of the site's own (the
+bundled one with a line added) imported by hand with its own order, alarm and a config
+whose increment and queues differ from the bundled default; the bundled cgroup_resize hook
+with its own order, alarm and kill_timeout; the scheduler's job_run_wait; a default_qsub_arguments holding
 -W tolerate_node_failures= among other arguments; $sister_join_job_alarm differing on one
 mom; a site hook of the site's own that the collection does not manage. The import then
 writes group_vars / host_vars beside a copy of the inventory, and with them site.yml
 --check changes nothing, audit.yml reports no drift and site.yml changes nothing. The
 cluster (qmgr's lists, the server's hook files, the moms' config files) is compared before
-and after. The refusals of import_dir, a body that is not the bundled one and the
-removal of an earlier import's stale file run on the mock only (the playbook reads them
+and after. The refusals of import_dir and of a missing reliable_job_startup_hook_body_src,
+a cgroup_resize body that is not the bundled one and the removal of an earlier import's
+stale file run on the mock only (the playbook reads them
 through the same modules on both backends).
 """
 import json
@@ -38,6 +40,11 @@ OTHER_HOOK = "site_accounting"
 OTHER_BODY = "import pbs\npbs.event().accept()\n"
 BUNDLED_BODY = os.path.join(REPO, "files", "hooks", "reliable_job_startup.py")
 BUNDLED_CONFIG = os.path.join(REPO, "files", "hooks", "reliable_job_startup.json")
+OWN_LINE = "\n# the site's own change\n"
+CGROUP_HOOK = "cgroup_resize"
+CGROUP_BODY = os.path.join(REPO, "files", "hooks", "cgroup_resize.py")
+CGROUP_CONFIG = os.path.join(REPO, "files", "hooks", "cgroup_resize.json")
+CGROUP_EVENTS = "execjob_begin,execjob_launch,execjob_resize,execjob_end"
 MOM_VALUES = {"mom1": {"sister_join_job_alarm": 45, "job_launch_delay": 50},
               "mom2": {"sister_join_job_alarm": 60, "job_launch_delay": 50}}
 
@@ -51,6 +58,18 @@ def site_config():
     with open(BUNDLED_CONFIG) as handle:
         config = json.load(handle)
     config.update(increment=2, queues=["workq"])
+    return config
+
+
+def read_text(path):
+    with open(path) as handle:
+        return handle.read()
+
+
+def cgroup_config():
+    with open(CGROUP_CONFIG) as handle:
+        config = json.load(handle)
+    config.update(kill_timeout=3)
     return config
 
 
@@ -76,8 +95,7 @@ def stage(cluster, hook, content_type, text):
 def handmade(pbs_cluster):
     """The cluster as a site configured it by hand (see the module docstring)."""
     cluster = pbs_cluster
-    with open(BUNDLED_BODY) as handle:
-        body = handle.read()
+    body = read_text(BUNDLED_BODY) + OWN_LINE
     qmgr(cluster, "create hook %s" % HOOK, "set hook %s event = 'queuejob,execjob_launch'" % HOOK,
          "set hook %s order = 5" % HOOK, "set hook %s alarm = 40" % HOOK,
          stage(cluster, HOOK, "application/x-python", body),
@@ -86,12 +104,19 @@ def handmade(pbs_cluster):
          "create hook %s" % OTHER_HOOK, "set hook %s event = queuejob" % OTHER_HOOK,
          stage(cluster, OTHER_HOOK, "application/x-python", OTHER_BODY),
          "set hook %s enabled = true" % OTHER_HOOK,
+         "create hook %s" % CGROUP_HOOK, "set hook %s event = '%s'" % (CGROUP_HOOK, CGROUP_EVENTS),
+         "set hook %s order = 70" % CGROUP_HOOK, "set hook %s alarm = 25" % CGROUP_HOOK,
+         stage(cluster, CGROUP_HOOK, "application/x-python", read_text(CGROUP_BODY)),
+         stage(cluster, CGROUP_HOOK, "application/x-config", role_config_text(cgroup_config())),
+         "set hook %s enabled = true" % CGROUP_HOOK,
          "set sched default job_run_wait = execjob_hook",
          "set server default_qsub_arguments = '-r n -W tolerate_node_failures=job_start'")
     for mom, options in MOM_VALUES.items():
         pbsjobs.set_mom_config(cluster, mom, options)
     # The server copies the hook files to the moms on its own time.
-    wait_until(lambda: copies_match_server(cluster, HOOK), "the moms' copies of %s" % HOOK)
+    for name in (HOOK, CGROUP_HOOK):
+        wait_until(lambda: copies_match_server(cluster, name), "the moms' copies of %s" % name)
+    cluster.import_test_body = body
     return cluster
 
 
@@ -149,6 +174,11 @@ def test_import_then_site_check_audit_and_site_change_nothing(handmade, env, tmp
         "reliable_job_startup_hook_name": HOOK, "reliable_job_startup_hook_enabled": True,
         "reliable_job_startup_hook_order": 5, "reliable_job_startup_hook_alarm": 40,
         "reliable_job_startup_config": {"increment": 2, "queues": ["workq"]},
+        "reliable_job_startup_hook_body_src": str(import_dir / "hook_bodies" / (HOOK + ".py")),
+        "site_cgroup_resize": True, "cgroup_resize_hook_source": "bundled",
+        "cgroup_resize_hook_name": CGROUP_HOOK, "cgroup_resize_hook_enabled": True,
+        "cgroup_resize_hook_order": 70, "cgroup_resize_hook_alarm": 25,
+        "cgroup_resize_config": {"kill_timeout": 3},
         "sched_tuning_job_run_wait": "execjob_hook", "site_tolerate_node_failures": "job_start"}
     assert read_yaml(str(import_dir / "group_vars" / "pbs_mom.yml")) == {
         "reliable_job_startup_job_launch_delay": 50, "reliable_job_startup_sister_join_job_alarm": 45}
@@ -157,7 +187,8 @@ def test_import_then_site_check_audit_and_site_change_nothing(handmade, env, tmp
         "reliable_job_startup_sister_join_job_alarm": 60}
     assert "hook not managed by the collection (left as it is): %s (site)" % OTHER_HOOK in out
     assert "site.yml --check should change nothing" in out
-    assert not os.path.exists(str(import_dir / "hook_bodies"))
+    assert os.listdir(str(import_dir / "hook_bodies")) == [HOOK + ".py"]
+    assert read_text(str(import_dir / "hook_bodies" / (HOOK + ".py"))) == cluster.import_test_body
 
     rc, out, recap = run(inventory, env, SITE, {}, "--check")
     assert rc == 0, out
@@ -200,10 +231,11 @@ def test_bad_import_dir_is_refused_before_anything_is_read(handmade, env, tmp_pa
         assert not os.path.exists(str(tmp_path / "missing"))
 
 
-def test_own_body_kept_in_a_file_and_an_earlier_imports_stale_file_removed(handmade, env, tmp_path):
-    """A body that is not the bundled one is written out and said; a host_vars file an
-    earlier import wrote (its marker) that this one does not write again is removed (a mom
-    that no longer differs, or left the inventory), a file of the site's own is kept."""
+def test_own_cgroup_body_kept_in_a_file_and_an_earlier_imports_stale_file_removed(handmade, env, tmp_path):
+    """A cgroup_resize body that is not the bundled one is written out and said (its role
+    installs the bundled body only); a host_vars file an earlier import wrote (its marker)
+    that this one does not write again is removed (a mom that no longer differs, or left the
+    inventory), a file of the site's own is kept."""
     cluster = handmade
     require_mock(cluster)
     import_dir = tmp_path / "imported"
@@ -211,21 +243,50 @@ def test_own_body_kept_in_a_file_and_an_earlier_imports_stale_file_removed(handm
     stale = "---\n# Written by hpc.pbs playbooks/import.yml: an earlier import.\nreliable_job_startup_job_launch_delay: 9\n"
     (import_dir / "host_vars" / "mom3.yml").write_text(stale)
     (import_dir / "host_vars" / "mom1.yml").write_text("---\nsite_own_variable: 1\n")
-    with open(BUNDLED_BODY) as handle:
-        own_body = handle.read() + "\n# the site's own change\n"
-    qmgr(cluster, stage(cluster, HOOK, "application/x-python", own_body))
+    own_body = read_text(CGROUP_BODY) + OWN_LINE
+    qmgr(cluster, stage(cluster, CGROUP_HOOK, "application/x-python", own_body))
     try:
         before = snapshot(cluster)
         inventory, out = import_into(cluster, env, import_dir)
         assert snapshot(cluster) == before, "the import changed the cluster"
-        with open(str(import_dir / "hook_bodies" / (HOOK + ".py"))) as handle:
-            assert handle.read() == own_body
-        assert "site.yml would still change: hook %s runs a body that is not the bundled one" % HOOK in out, out
+        assert read_text(str(import_dir / "hook_bodies" / (CGROUP_HOOK + ".py"))) == own_body
+        assert ("site.yml would still change: hook %s runs a body that is not the bundled one" % CGROUP_HOOK) in out, out
         assert sorted(os.listdir(str(import_dir / "host_vars"))) == ["mom1.yml", "mom2.yml"]
         assert read_yaml(str(import_dir / "host_vars" / "mom1.yml")) == {"site_own_variable": 1}
     finally:
-        with open(BUNDLED_BODY) as handle:
-            qmgr(cluster, stage(cluster, HOOK, "application/x-python", handle.read()))
+        qmgr(cluster, stage(cluster, CGROUP_HOOK, "application/x-python", read_text(CGROUP_BODY)))
+
+
+ROLE_PLAYBOOK = """---
+- name: The reliable_job_startup role alone
+  hosts: pbs_server:pbs_mom
+  gather_facts: false
+  roles:
+    - role: hpc.pbs.reliable_job_startup
+"""
+
+
+def test_a_missing_hook_body_file_is_refused_naming_the_variable(handmade, env, tmp_path):
+    """reliable_job_startup_hook_body_src that is no file on the controller: the role stops
+    every host before the server or a mom changes (a mom tunable to change is given), and
+    audit.yml names the variable too."""
+    cluster = handmade
+    require_mock(cluster)
+    playbook = tmp_path / "role.yml"
+    playbook.write_text(ROLE_PLAYBOOK)
+    missing = str(tmp_path / "no-such-body.py")
+    before = snapshot(cluster)
+    rc, out, recap = run(cluster.inventory, env, str(playbook),
+                         {"reliable_job_startup_hook_body_src": missing, "reliable_job_startup_job_launch_delay": 77})
+    assert rc != 0, out
+    assert "reliable_job_startup_hook_body_src %s: no such file on the controller" % json.dumps(missing) in out, out
+    assert "accepted:" in out, out
+    assert set(recap) == {SERVER, "mom1", "mom2"} and all(r["failed"] == 1 and r["changed"] == 0
+                                                          for r in recap.values()), out
+    assert snapshot(cluster) == before, "a refused run changed the cluster"
+    rc, out, recap = run(cluster.inventory, env, AUDIT, {"reliable_job_startup_hook_body_src": missing,
+                                                         "audit_report_path": str(tmp_path / "audit.json")})
+    assert rc != 0 and "reliable_job_startup_hook_body_src %s: no such file" % json.dumps(missing) in out, out
 
 
 def test_check_mode_writes_nothing_on_the_controller(handmade, env, tmp_path):

@@ -21,6 +21,21 @@ BUNDLED = {"body": BODY, "config": DEFAULT}
 SHA = hashlib.sha256(BODY.encode("utf-8")).hexdigest()
 
 
+def _bundled(name):
+    with open(os.path.join(REPO, "files", "hooks", name + ".py")) as handle:
+        body = handle.read()
+    with open(os.path.join(REPO, "files", "hooks", name + ".json")) as handle:
+        return {"body": body, "config": json.load(handle)}
+
+
+CRAY = _bundled("cray_atom")
+CGROUP = _bundled("cgroup_resize")
+BUNDLED_ALL = dict(BUNDLED, cray_atom=CRAY, cgroup_resize=CGROUP)
+CRAY_SHA = hashlib.sha256(CRAY["body"].encode("utf-8")).hexdigest()
+CGROUP_SHA = hashlib.sha256(CGROUP["body"].encode("utf-8")).hexdigest()
+CGROUP_EVENTS = ("execjob_begin", "execjob_launch", "execjob_resize", "execjob_end")
+
+
 def hook(sha=SHA, events=("queuejob", "execjob_launch"), **attrs):
     entry = dict(type="site", events=list(events), enabled=True, order=5, alarm=40,
                  fail_action=["none"], sha256=sha)
@@ -77,10 +92,20 @@ def test_every_name_written_is_an_option_of_the_roles_or_of_site_yml():
         names = set(yaml.safe_load(handle)["argument_specs"]["main"]["options"])
     with open(os.path.join(REPO, "roles", "sched_tuning", "defaults", "main.yml")) as handle:
         names |= set(yaml.safe_load(handle))
+    for role in ("cray_atom", "cgroup_resize"):
+        with open(os.path.join(REPO, "roles", role, "meta", "argument_specs.yml")) as handle:
+            names |= set(yaml.safe_load(handle)["argument_specs"]["main"]["options"])
     with open(os.path.join(REPO, "playbooks", "site.yml")) as handle:
-        if "site_tolerate_node_failures" in handle.read():
-            names.add("site_tolerate_node_failures")
-    result = iv.import_vars(server(), {"mom1": mom(50, 45), "mom2": mom(None, 60)}, BUNDLED, files_of())
+        text = handle.read()
+        names |= set(n for n in ("site_tolerate_node_failures", "site_cray_atom", "site_cgroup_resize") if n in text)
+    hooks = {"reliable_job_startup": hook(), "cray_atom": cray_hook(), "cgroup_resize": cgroup_hook()}
+    files = {"hooks": {"reliable_job_startup": files_of(body=BODY + "#\n"),
+                       "cray_atom": part_files(CRAY, {"post_timeout": 5}, 4),
+                       "cgroup_resize": part_files(CGROUP, {"kill_timeout": 3})}}
+    result = iv.import_vars(server(hooks=hooks), {"mom1": mom(50, 45), "mom2": mom(None, 60)}, BUNDLED_ALL,
+                            files, "srv", "/srv/imported")
+    assert {"reliable_job_startup_hook_body_src", "cray_atom_config", "cgroup_resize_config"} <= set(
+        parsed(result, "group_vars/all.yml"))
     written = set()
     for path in result["files"]:
         if path.endswith(".yml"):
@@ -143,16 +168,138 @@ def test_no_hook_is_a_note_and_no_hook_variable():
     assert any("site.yml would create it" in n for n in result["notes"])
 
 
-def test_an_own_body_is_written_out_and_noted():
+def test_an_own_body_is_written_out_and_the_role_variable_points_to_it():
     own = BODY + "\n# local change\n"
-    result = iv.import_vars(server(), {}, BUNDLED, files_of(body=own))
+    result = iv.import_vars(server(), {}, BUNDLED, files_of(body=own), "srv", "/srv/imported")
     assert result["files"]["hook_bodies/reliable_job_startup.py"] == own
-    assert any("not the bundled one" in n and "hook_bodies/reliable_job_startup.py" in n for n in result["notes"])
+    assert parsed(result, "group_vars/all.yml")["reliable_job_startup_hook_body_src"] == \
+        "/srv/imported/hook_bodies/reliable_job_startup.py"
+    assert result["notes"] == []
+    # Without import_dir, the path is relative to it.
+    result = iv.import_vars(server(), {}, BUNDLED, {"hooks": {"reliable_job_startup": files_of(body=own)}})
+    assert parsed(result, "group_vars/all.yml")["reliable_job_startup_hook_body_src"] == \
+        "hook_bodies/reliable_job_startup.py"
+
+
+@pytest.mark.parametrize("import_dir", ["relative/dir", 5, ""])
+def test_an_import_dir_that_is_not_an_absolute_path_is_refused(import_dir):
+    with pytest.raises(iv.ImportRefused, match="import_dir must be an absolute path"):
+        iv.import_vars(server(), {}, BUNDLED, files_of(), "srv", import_dir)
 
 
 def test_the_bundled_body_is_not_written_out():
-    result = iv.import_vars(server(), {}, BUNDLED, files_of())
+    result = iv.import_vars(server(), {}, BUNDLED, files_of(), "srv", "/srv/imported")
     assert not [p for p in result["files"] if p.startswith(iv.BODY_DIR)]
+    assert "reliable_job_startup_hook_body_src" not in parsed(result, "group_vars/all.yml")
+
+
+def cray_hook(sha=CRAY_SHA, **attrs):
+    return hook(sha=sha, events=("execjob_begin", "execjob_end"),
+                **dict(dict(order=90, alarm=200, fail_action=["offline_vnodes"]), **attrs))
+
+
+def cgroup_hook(sha=CGROUP_SHA, **attrs):
+    return hook(sha=sha, events=CGROUP_EVENTS, **dict(dict(order=70, alarm=25), **attrs))
+
+
+def part_files(bundled, config, indent=2, body=None):
+    merged = dict(bundled["config"])
+    merged.update(config)
+    return {"body": bundled["body"] if body is None else body, "config": iv.role_config_text(merged, indent)}
+
+
+def test_the_bundled_cgroup_resize_hook_is_imported_with_its_own_config_keys():
+    hooks = {"reliable_job_startup": hook(), "cgroup_resize": cgroup_hook(enabled=False)}
+    first = iv.import_vars(server(hooks=hooks), {}, BUNDLED_ALL)
+    assert first["read_hooks"] == ["reliable_job_startup", "cgroup_resize"]
+    files = {"hooks": {"reliable_job_startup": files_of(),
+                       "cgroup_resize": part_files(CGROUP, {"kill_timeout": 3, "exclude_cpus": [0]})}}
+    result = iv.import_vars(server(hooks=hooks), {}, BUNDLED_ALL, files, "srv", "/srv/imported")
+    common = parsed(result, "group_vars/all.yml")
+    assert dict((k, v) for k, v in common.items() if "cgroup" in k) == {
+        "site_cgroup_resize": True, "cgroup_resize_hook_source": "bundled",
+        "cgroup_resize_hook_name": "cgroup_resize", "cgroup_resize_hook_enabled": False,
+        "cgroup_resize_hook_order": 70, "cgroup_resize_hook_alarm": 25,
+        "cgroup_resize_config": {"kill_timeout": 3, "exclude_cpus": [0]}}
+    assert result["notes"] == [] and result["unmanaged_hooks"] == []
+    assert not [k for k in common if k.startswith("cray_atom") or k == "site_cray_atom"]
+
+
+def test_the_bundled_cgroup_resize_body_under_another_name_and_an_own_body_is_a_note():
+    hooks = {"reliable_job_startup": hook(), "a_cg": cgroup_hook(sha="2" * 64), "my_cg": cgroup_hook()}
+    own = CGROUP["body"] + "# site\n"
+    files = {"hooks": {"reliable_job_startup": files_of(), "my_cg": part_files(CGROUP, {}, body=own)}}
+    result = iv.import_vars(server(hooks=hooks), {}, BUNDLED_ALL, files, "srv", "/srv/imported")
+    assert result["read_hooks"] == ["reliable_job_startup", "my_cg"]
+    assert parsed(result, "group_vars/all.yml")["cgroup_resize_hook_name"] == "my_cg"
+    assert result["files"]["hook_bodies/my_cg.py"] == own
+    assert any("hook my_cg runs a body that is not the bundled one" in n and "cgroup_resize role" in n
+               for n in result["notes"]), result["notes"]
+    assert [h["name"] for h in result["unmanaged_hooks"]] == ["a_cg"]
+
+
+@pytest.mark.parametrize("events, imported", [(["execjob_begin", "execjob_resize"], True), (["execjob_begin"], False)])
+def test_pbs_cgroups_with_execjob_resize_is_the_cgroup_resize_hook(events, imported):
+    hooks = {"reliable_job_startup": hook(), "pbs_cgroups": hook(sha="3" * 64, events=events)}
+    result = iv.import_vars(server(hooks=hooks), {}, BUNDLED_ALL, {"hooks": {"reliable_job_startup": files_of()}})
+    common = parsed(result, "group_vars/all.yml")
+    if imported:
+        assert dict((k, v) for k, v in common.items() if "cgroup" in k) == {
+            "site_cgroup_resize": True, "cgroup_resize_hook_source": "pbs_cgroups",
+            "cgroup_resize_pbs_cgroups_hook_name": "pbs_cgroups"}
+        assert result["unmanaged_hooks"] == [] and result["read_hooks"] == ["reliable_job_startup"]
+    else:
+        assert not [k for k in common if "cgroup" in k]
+        assert [h["name"] for h in result["unmanaged_hooks"]] == ["pbs_cgroups"]
+
+
+def test_an_enabled_pbs_cgroups_beside_the_bundled_hook_is_a_note():
+    hooks = {"cgroup_resize": cgroup_hook(), "pbs_cgroups": hook(sha="3" * 64, events=["execjob_begin"])}
+    result = iv.import_vars(server(hooks=hooks), {}, BUNDLED_ALL)
+    assert any("pbs_cgroups is enabled beside the bundled hook cgroup_resize" in n for n in result["notes"])
+
+
+def test_the_bundled_cray_atom_hook_its_config_layout_and_fail_action():
+    hooks = {"reliable_job_startup": hook(), "cray_atom": cray_hook(),
+             "PBS_cray_atom": hook(sha=None, type="pbs", enabled=False, events=["execjob_begin"])}
+    files = {"hooks": {"reliable_job_startup": files_of(), "cray_atom": part_files(CRAY, {"post_timeout": 5}, 4)}}
+    result = iv.import_vars(server(hooks=hooks), {}, BUNDLED_ALL, files)
+    common = parsed(result, "group_vars/all.yml")
+    assert dict((k, v) for k, v in common.items() if "cray" in k) == {
+        "site_cray_atom": True, "cray_atom_hook_source": "bundled", "cray_atom_hook_name": "cray_atom",
+        "cray_atom_hook_enabled": True, "cray_atom_hook_order": 90, "cray_atom_hook_alarm": 200,
+        "cray_atom_config": {"post_timeout": 5}}
+    assert result["notes"] == []
+    assert [h["name"] for h in result["unmanaged_hooks"]] == ["PBS_cray_atom"]
+    # The reliable_job_startup layout (indent 2) is not the cray_atom role's; nor is fail_action none.
+    hooks["cray_atom"] = cray_hook(fail_action=["none"])
+    files["hooks"]["cray_atom"] = part_files(CRAY, {"post_timeout": 5}, 2)
+    notes = iv.import_vars(server(hooks=hooks), {}, BUNDLED_ALL, files)["notes"]
+    assert any("hook cray_atom holds these values in another layout" in n and "indent 4" in n for n in notes), notes
+    assert any("hook cray_atom has fail_action none; site.yml would set it to offline_vnodes" in n for n in notes), notes
+
+
+def test_an_enabled_builtin_pbs_cray_atom_is_the_cray_atom_hook():
+    hooks = {"reliable_job_startup": hook(), "cray_atom": cray_hook(),
+             "PBS_cray_atom": hook(sha=None, type="pbs", enabled=True, events=["execjob_begin"])}
+    first = iv.import_vars(server(hooks=hooks), {}, BUNDLED_ALL)
+    assert first["read_hooks"] == ["reliable_job_startup", "PBS_cray_atom"]
+    files = {"hooks": {"reliable_job_startup": files_of(),
+                       "PBS_cray_atom": part_files(CRAY, {"unix_socket_file": "/run/a.sock"}, 4)}}
+    result = iv.import_vars(server(hooks=hooks), {}, BUNDLED_ALL, files)
+    common = parsed(result, "group_vars/all.yml")
+    assert dict((k, v) for k, v in common.items() if "cray" in k) == {
+        "site_cray_atom": True, "cray_atom_hook_source": "builtin", "cray_atom_hook_enabled": True,
+        "cray_atom_config": {"unix_socket_file": "/run/a.sock"}}
+    assert any("site.yml would remove the site hook cray_atom" in n for n in result["notes"]), result["notes"]
+    assert result["unmanaged_hooks"] == []
+
+
+def test_without_their_bundled_files_the_optional_hooks_are_not_imported():
+    hooks = {"reliable_job_startup": hook(), "cray_atom": cray_hook(), "cgroup_resize": cgroup_hook()}
+    result = iv.import_vars(server(hooks=hooks), {}, BUNDLED, files_of())
+    assert not [k for k in parsed(result, "group_vars/all.yml") if "cray" in k or "cgroup" in k]
+    assert [h["name"] for h in result["unmanaged_hooks"]] == ["cgroup_resize", "cray_atom"]
 
 
 @pytest.mark.parametrize("config, note", [
