@@ -207,3 +207,9 @@ def test_the_reliable_startup_body_checks_its_config_without_importing_re(tmp_pa
                             stderr=subprocess.PIPE, universal_newlines=True, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("name", HOOKS)
+def test_each_body_with_its_generated_block_is_python_3_6_syntax(name):
+    import ast  # pylint: disable=import-outside-toplevel
+    ast.parse((HOOKS_DIR / (name + ".py")).read_text(), str(name), feature_version=(3, 6))

@@ -1,0 +1,37 @@
+"""The bundled reliable startup hook checks its config file against its own schema where PBS
+runs it: in pbs_server's queuejob interpreter, real OpenPBS (23.06.06, and 22.05.11 whose
+pbs_python is CPython 3.6) and the mock alike.
+
+A config that breaks ``files/hooks/reliable_job_startup.schema.json`` makes every qsub fail
+with the hook's message naming the file's key and the rule (the generated validator in the
+body, not the roles' check on the controller: the config is imported with qmgr here); a
+good one pads the job. Only queuejob runs: no scheduling cycle, the padded job stays queued
+on the single mom and is deleted.
+"""
+import pytest
+
+import pbsjobs
+
+pytestmark = [pytest.mark.integration, pytest.mark.cluster_moms(1), pytest.mark.release_smoke]
+
+
+def test_a_config_out_of_the_schema_fails_qsub_naming_the_key_and_a_good_one_pads(pbs_cluster):
+    try:
+        pbsjobs.install_bundled_hook(pbs_cluster, config={"increment": "abc%", "queues": ["workq", ""]})
+        refused = pbsjobs.qsub(pbs_cluster, ["-l", "select=2:ncpus=1", "--", "/bin/sleep", "60"], check=False)
+        assert refused.returncode != 0
+        message = refused.stdout + refused.stderr
+        assert "reliable_job_startup: config file " in message, message
+        assert ("increment must be a whole number \"N\" or a percentage \"N%\" with N >= 1, not 'abc%'; "
+                "queues[1] must be a queue name, not ''") in message, message
+
+        pbsjobs.install_bundled_hook(pbs_cluster, config={"increment": {"0": 1, "1": 2.0}, "queues": ["workq"]})
+        jobid = pbsjobs.qsub(pbs_cluster, ["-l", "select=1:ncpus=1+2:ncpus=1", "--", "/bin/sleep", "60"])
+        try:
+            attrs = pbsjobs.qstat_f(pbs_cluster, jobid)
+            assert attrs["Resource_List.select"] == "1:ncpus=1+4:ncpus=1", attrs
+            assert attrs["Resource_List.site"] == "1:ncpus=1+2:ncpus=1", attrs
+        finally:
+            pbsjobs.qdel(pbs_cluster, jobid)
+    finally:
+        pbsjobs.delete_hook(pbs_cluster, "reliable_job_startup")
