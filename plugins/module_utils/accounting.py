@@ -28,6 +28,7 @@ import math
 import os
 import re
 import time
+from typing import Any, Dict, List, Optional, Tuple
 
 FAILED_PREFIX = "rjs_failed="
 DEFAULT_KEEP_SELECT_RESOURCE = "site"
@@ -64,7 +65,7 @@ class AccountingError(ValueError):
     """A line of an accounting file that is not an accounting record."""
 
 
-def parse_fields(text):
+def parse_fields(text: str) -> Dict[str, str]:
     """``'user=a project="x y" Resource_List.select=2:ncpus=1'`` -> dict of strings (quotes
     removed). Text between fields that is not ``key=value`` raises AccountingError."""
     fields = {}
@@ -82,7 +83,7 @@ def parse_fields(text):
     return fields
 
 
-def parse_line(line):
+def parse_line(line: str) -> Dict[str, Any]:
     """One record line -> dict ``time`` (epoch seconds, server local time), ``type``,
     ``id``, ``fields``. Raises AccountingError saying what is wrong."""
     parts = line.rstrip("\n").split(";", 3)
@@ -104,7 +105,7 @@ def parse_line(line):
     return {"time": when, "type": kind, "id": ident, "fields": fields}
 
 
-def day_names(start, end):
+def day_names(start: float, end: float) -> List[str]:
     """Names ``YYYYMMDD`` of the local days from epoch ``start`` to ``end``, both in."""
     names = []
     day = time.localtime(start)
@@ -118,7 +119,8 @@ def day_names(start, end):
         cursor += 86400
 
 
-def read_records(acct_dir, start, end):
+def read_records(acct_dir: str, start: float,
+                 end: float) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]], List[str]]:
     """Records of the files of the days of [start, end] whose time is in [start, end).
 
     Returns ``(records, problems, files)``: ``problems`` is a list of ``{"file", "line",
@@ -154,7 +156,7 @@ def read_records(acct_dir, start, end):
     return records, problems, files
 
 
-def exec_chunks(exec_vnode):
+def exec_chunks(exec_vnode: str) -> List[List[str]]:
     """``(mom1:ncpus=1)+(mom2:ncpus=1:mem=1gb+mom2b:ncpus=1)`` -> list of chunks, each the
     list of its vnode names."""
     chunks = []
@@ -163,7 +165,7 @@ def exec_chunks(exec_vnode):
     return chunks
 
 
-def exec_hosts(exec_host):
+def exec_hosts(exec_host: str) -> List[str]:
     """``mom1/0*2+mom2/0`` -> ``["mom1", "mom2"]`` (order kept, no repeats)."""
     hosts = []
     for entry in (exec_host or "").split("+"):
@@ -173,7 +175,7 @@ def exec_hosts(exec_host):
     return hosts
 
 
-def select_node_count(select):
+def select_node_count(select: str) -> int:
     """Chunks (nodes under place=scatter) of a select: ``1:ncpus=1+3:ncpus=2`` -> 4."""
     total = 0
     for chunk in (select or "").split("+"):
@@ -183,7 +185,7 @@ def select_node_count(select):
     return total
 
 
-def hook_record(fields):
+def hook_record(fields: Dict[str, str]) -> Optional[Dict[str, Any]]:
     """What the bundled hook wrote to ``accounting_id`` at a pruned launch:
     ``{"failed": [hosts], "released": [hosts] or None, "chunks": int or None, "at": epoch
     or None}``, or None when the record carries none of its values."""
@@ -201,38 +203,38 @@ def hook_record(fields):
     return found
 
 
-def is_array_parent(ident):
+def is_array_parent(ident: str) -> bool:
     return "[]" in ident
 
 
-def short(host):
+def short(host: str) -> str:
     return host.split(".", 1)[0]
 
 
 class Run:
     """One start of a job: its ``S`` record and what followed until the next start."""
 
-    def __init__(self, record):
+    def __init__(self, record: Dict[str, Any]) -> None:
         self.start = record
         self.pruned = None      # the s record
         self.end = None         # the E or R record ending the run
         self.hook = None        # what the hook recorded at this run's prune (hook_record)
 
     @property
-    def failed(self):
+    def failed(self) -> Optional[List[str]]:
         """Failed sister hosts (list), or None when the hook recorded none for this run."""
         return self.hook["failed"] if self.hook else None
 
     @property
-    def was_pruned(self):
+    def was_pruned(self) -> bool:
         return self.pruned is not None or self.hook is not None
 
     @property
-    def ended_kind(self):
+    def ended_kind(self) -> Optional[str]:
         return self.end["type"] if self.end else None
 
 
-def job_runs(records):
+def job_runs(records: List[Dict[str, Any]]) -> Dict[str, Dict[str, Any]]:
     """``{job id: {"queue", "runs": [Run], "records": [record]}}`` (array parents left
     out)."""
     jobs = {}
@@ -267,7 +269,7 @@ def job_runs(records):
     return jobs
 
 
-def empty_figures():
+def empty_figures() -> Dict[str, Any]:
     return {
         "jobs": 0, "tolerate_node_failures_jobs": 0, "padded_jobs": 0, "pruned_jobs": 0,
         "saved_jobs": 0, "saved_runs": 0, "pruned_runs": 0, "pruned_runs_failed_unknown": 0,
@@ -278,7 +280,8 @@ def empty_figures():
     }
 
 
-def job_summary(ident, job, keep_select_resource):
+def job_summary(ident: str, job: Dict[str, Any],
+                keep_select_resource: str) -> Optional[Dict[str, Any]]:
     """Figures of one job from its runs (dict), or None when no run started."""
     runs = job["runs"]
     if not runs:
@@ -338,7 +341,7 @@ def job_summary(ident, job, keep_select_resource):
     return summary
 
 
-def add_job(figures, summary):
+def add_job(figures: Dict[str, Any], summary: Dict[str, Any]) -> None:
     figures["jobs"] += 1
     if summary["padded"] or summary["pruned_runs"]:
         figures["tolerate_node_failures_jobs"] += 1
@@ -361,7 +364,7 @@ def add_job(figures, summary):
         figures["failed_start_causes"][cause] = figures["failed_start_causes"].get(cause, 0) + 1
 
 
-def failure_probability(sisters, increment, rate):
+def failure_probability(sisters: int, increment: int, rate: float) -> float:
     """Binomial chance that more than ``increment`` of ``sisters + increment`` sister
     nodes fail, each independently with probability ``rate``."""
     total = sisters + increment
@@ -382,7 +385,7 @@ def _comb(n, k):
     return value
 
 
-def increment_for(sisters, setting):
+def increment_for(sisters: int, setting: Any) -> Optional[int]:
     """Extra sister nodes a hook ``increment`` setting gives a job of ``sisters`` sister
     nodes in one chunk: an int, ``"N"``, or ``"N%"`` (rounded up); None for a map."""
     if isinstance(setting, bool) or setting is None or isinstance(setting, dict):
@@ -395,7 +398,8 @@ def increment_for(sisters, setting):
     return None
 
 
-def recommendation(summaries, node_rows, target, current_increment, max_increment=64):
+def recommendation(summaries: List[Dict[str, Any]], node_rows: List[Dict[str, Any]], target: float,
+                   current_increment: Any, max_increment: int = 64) -> Dict[str, Any]:
     """Per job-size band, the smallest ``increment`` whose binomial chance of a failed
     start stays at or under ``target``, next to the chance under ``current_increment``."""
     trials = sum(row["sister_starts"] for row in node_rows)
@@ -427,7 +431,8 @@ def recommendation(summaries, node_rows, target, current_increment, max_incremen
             "current_increment": current_increment, "bands": bands}
 
 
-def node_table(summaries, jobs):
+def node_table(summaries: List[Dict[str, Any]],
+               jobs: Dict[str, Dict[str, Any]]) -> List[Dict[str, Any]]:
     """Per sister host: how often it was a sister at a recorded start and how often it
     failed there, worst first."""
     rows = {}
@@ -448,8 +453,9 @@ def node_table(summaries, jobs):
     return out
 
 
-def build_report(records, keep_select_resource=DEFAULT_KEEP_SELECT_RESOURCE, target=0.01,
-                 current_increment=None, worst=10):
+def build_report(records: List[Dict[str, Any]],
+                 keep_select_resource: str = DEFAULT_KEEP_SELECT_RESOURCE, target: float = 0.01,
+                 current_increment: Any = None, worst: int = 10) -> Dict[str, Any]:
     """Every figure of the report from parsed records (see the module documentation)."""
     jobs = job_runs(records)
     summaries = []
@@ -474,7 +480,7 @@ def build_report(records, keep_select_resource=DEFAULT_KEEP_SELECT_RESOURCE, tar
     }
 
 
-def metric_lines(report):
+def metric_lines(report: Dict[str, Any]) -> List[str]:
     """The report's figures in Prometheus' text exposition format (node_exporter's
     textfile collector)."""
     lines = []

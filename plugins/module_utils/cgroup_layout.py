@@ -22,6 +22,7 @@ only (Python 3.6+).
 """
 
 import re
+from typing import Any, Dict, List, Optional
 
 MOUNTINFO = "/proc/self/mountinfo"
 
@@ -35,12 +36,12 @@ LAYOUTS = ("v1", "hybrid", "v2", "none", "unknown")
 _ESCAPE = re.compile(r"\\([0-7]{3})")
 
 
-def unescape(field):
+def unescape(field: str) -> str:
     """A mountinfo path field with its octal escapes (``\\040`` for a space) decoded."""
     return _ESCAPE.sub(lambda match: chr(int(match.group(1), 8)), field)
 
 
-def parse_mountinfo(text):
+def parse_mountinfo(text: str) -> List[Dict[str, Any]]:
     """The mounts of mountinfo ``text``: a list of dicts ``mount_point``, ``fstype`` and
     ``super_options`` (list), in the file's order. Lines that are not mountinfo lines
     (no ``-`` separator after the optional fields) are skipped."""
@@ -59,7 +60,7 @@ def parse_mountinfo(text):
     return mounts
 
 
-def classify(text):
+def classify(text: str) -> Dict[str, Any]:
     """The layout of mountinfo ``text``: a dict with ``layout`` (one of :data:`LAYOUTS`
     but ``unknown``), ``v1_controllers`` (sorted controller names that have a v1 mount),
     ``v1_mounts`` (controller -> its mount point, the shortest when several) and
@@ -84,7 +85,7 @@ def classify(text):
                 cgroup2_mount=cgroup2_mount)
 
 
-def read_layout(path=None):
+def read_layout(path: Optional[str] = None) -> Dict[str, Any]:
     """:func:`classify` of the file ``path`` (None: :data:`MOUNTINFO`, this process's
     ``/proc/self/mountinfo``), with ``source`` (the path) and ``error`` (None, or why
     the file could not be read: the layout is then ``unknown``)."""

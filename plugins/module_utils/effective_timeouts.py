@@ -25,6 +25,8 @@ Facts (OpenPBS ``src/resmom/mom_main.c``, ``requests.c``, ``linux/mom_func.c``):
 Standard library only: this runs on the nodes (Python 3.6-3.12).
 """
 
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
 # Mom option -> the hook event whose enabled alarms make its derived value.
 OPTION_EVENT = {"sister_join_job_alarm": "execjob_begin",
                 "job_launch_delay": "execjob_prologue"}
@@ -36,7 +38,7 @@ DEFAULT_HOOK_ALARM = 30
 TRUE_WORDS = ("true", "t", "y", "1", "yes")
 
 
-def hook_enabled(attrs):
+def hook_enabled(attrs: Mapping[str, Any]) -> bool:
     """Whether the hook (``attrs``: its attributes as listed or in its ``.HK`` file, text or
     bool) is enabled; a hook without the attribute is (PBS's default)."""
     value = attrs.get("enabled", True)
@@ -45,7 +47,7 @@ def hook_enabled(attrs):
     return str(value).strip().lower() in TRUE_WORDS
 
 
-def hook_events(attrs):
+def hook_events(attrs: Mapping[str, Any]) -> List[str]:
     """The hook's events: a list, or the comma-separated text of a listing or ``.HK``."""
     value = attrs.get("event", attrs.get("events", ""))
     if isinstance(value, (list, tuple)):
@@ -53,20 +55,21 @@ def hook_events(attrs):
     return [e.strip() for e in str(value or "").split(",") if e.strip()]
 
 
-def hook_alarm(attrs):
+def hook_alarm(attrs: Mapping[str, Any]) -> int:
     """The hook's alarm in seconds (int); a missing or unreadable one counts as 30."""
     value = str(attrs.get("alarm", DEFAULT_HOOK_ALARM)).strip()
     return int(value) if value.isdigit() else DEFAULT_HOOK_ALARM
 
 
-def enabled_alarms(hooks, event):
+def enabled_alarms(hooks: Mapping[str, Mapping[str, Any]], event: str) -> List[Tuple[str, int]]:
     """``[(name, alarm seconds)]`` of the enabled hooks (``{name: attrs}``) having
     ``event``, sorted by name."""
     return [(name, hook_alarm(hooks[name])) for name in sorted(hooks)
             if hook_enabled(hooks[name]) and event in hook_events(hooks[name])]
 
 
-def derived_value(hooks, option):
+def derived_value(hooks: Mapping[str, Mapping[str, Any]],
+                  option: str) -> Tuple[int, List[Tuple[str, int]]]:
     """The value a mom that does not set ``option`` takes at its start: the sum of the
     alarms of the enabled hooks having the option's event, 30 when there is none.
     Returns ``(seconds, [(hook, alarm)])``."""
@@ -76,7 +79,7 @@ def derived_value(hooks, option):
     return sum(alarm for _name, alarm in alarms), alarms
 
 
-def configured_value(config_options, option):
+def configured_value(config_options: Mapping[str, Any], option: str) -> Optional[str]:
     """The value text of ``option`` in the mom's config (``{name: text or [texts]}``, as
     :func:`mom_config.current_options` gives), the last line's when repeated; None when
     the config has no line."""
@@ -90,12 +93,13 @@ def _number(text):
     return int(text) if text.isdigit() else text
 
 
-def describe_hooks(alarms):
+def describe_hooks(alarms: List[Tuple[str, int]]) -> str:
     """``pbs_cgroups 90 s + PBS_cray_atom 300 s`` for ``[(hook, alarm)]``."""
     return " + ".join("%s %d s" % (name, alarm) for name, alarm in alarms)
 
 
-def effective_values(config_options, hooks):
+def effective_values(config_options: Mapping[str, Any],
+                     hooks: Mapping[str, Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]:
     """What the mom uses (from its start or the server's last ``.HK`` copy) for each option
     of :data:`OPTIONS`, and where it comes from.
 
@@ -131,7 +135,8 @@ def effective_values(config_options, hooks):
     return result
 
 
-def value_after_hook_copy(hooks, option, current, derived_options):
+def value_after_hook_copy(hooks: Mapping[str, Mapping[str, Any]], option: str, current: Any,
+                          derived_options: Any) -> Any:
     """The value a running mom holds for a derived ``option`` after the server copied it a
     ``.HK`` file, the hooks then being ``hooks``: ``req_copy_hookfile()``'s loop, where a
     hook having both events counts for ``$sister_join_job_alarm`` only while that option is
@@ -151,7 +156,8 @@ def value_after_hook_copy(hooks, option, current, derived_options):
     return sum(alarms) if alarms else current
 
 
-def hooks_with_change(hooks, name, attrs):
+def hooks_with_change(hooks: Mapping[str, Mapping[str, Any]], name: str,
+                      attrs: Optional[Mapping[str, Any]]) -> Dict[str, Dict[str, Any]]:
     """``hooks`` (``{name: attrs}``, not changed) with hook ``name`` given ``attrs``
     (``events``/``event``, ``enabled``, ``alarm``; a key left out keeps the hook's value,
     a new hook takes PBS's defaults), or removed when ``attrs`` is None."""
@@ -172,7 +178,9 @@ def hooks_with_change(hooks, name, attrs):
     return changed
 
 
-def changes(hooks_before, hooks_after, changed_hook):
+def changes(hooks_before: Mapping[str, Mapping[str, Any]],
+            hooks_after: Mapping[str, Mapping[str, Any]],
+            changed_hook: str) -> List[Dict[str, Any]]:
     """How a hook change moves the derived values: ``[{option, old, new, running,
     hooks, line}]`` for each option whose value at a mom's start differs (nothing when
     none does), for the moms whose config does not set it.

@@ -7,6 +7,7 @@ c_hooks_on_disk; src/server/hook_func.c for the attribute side effects.
 
 import os
 import re
+from typing import Dict, Iterable, List, Mapping, Optional
 
 
 # Server order: qmgr lists events in this order whatever order they were set in; the error
@@ -50,24 +51,24 @@ HOOK_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 PBSHOOK_PREFIX = "PBS"
 
 
-def bad_event_message(name):
+def bad_event_message(name: str) -> str:
     """qmgr's own text for an unknown event name (server error 32)."""
     return ("invalid argument (%s) to event. Should be one or more of: %s or \"\" for no "
             "event" % (name, ",".join(EVENTS)))
 
 
-def unknown_events(events):
+def unknown_events(events: Iterable[str]) -> List[str]:
     """Names in ``events`` that are not PBS hook events."""
     return [e for e in events if e not in EVENTS]
 
 
-def sort_events(events):
+def sort_events(events: Iterable[str]) -> List[str]:
     """``events`` de-duplicated, in server order."""
     wanted = set(events)
     return [e for e in EVENTS if e in wanted]
 
 
-def site_hook_name_problem(name):
+def site_hook_name_problem(name: str) -> Optional[str]:
     """Why ``name`` cannot be a site hook name (str), or None when it can.
 
     qmgr's check_list() wants a letter first (a digit or ``_`` is a syntax error there), and
@@ -81,18 +82,18 @@ def site_hook_name_problem(name):
     return None
 
 
-def site_order_accepted(order):
+def site_order_accepted(order: int) -> bool:
     """Whether ``order`` (int) is an order PBS accepts for a site hook (:data:`SITE_ORDER_RANGE`)."""
     low, high = SITE_ORDER_RANGE
     return low <= order <= high
 
 
-def alarm_accepted(alarm):
+def alarm_accepted(alarm: int) -> bool:
     """Whether ``alarm`` (int, seconds) is an alarm PBS accepts for a hook (>= :data:`ALARM_MINIMUM`)."""
     return alarm >= ALARM_MINIMUM
 
 
-def config_refusal_message(errors):
+def config_refusal_message(errors: List[str]) -> str:
     """The message that refuses a hook config breaking its schema (``errors``: the
     ``"<path>: <problem>"`` messages of module_utils/json_schema.schema_errors)."""
     return ("the hook config does not satisfy config_schema; nothing was changed: %s"
@@ -110,7 +111,7 @@ def config_refusal_message(errors):
 HOOK_BODY_MAX_BYTES = 100 * 1024 * 1024
 
 
-def body_size_problem(option, size):
+def body_size_problem(option: str, size: int) -> Optional[str]:
     """Why a hook body of ``size`` bytes (given by ``option``) is refused, or None."""
     if size <= HOOK_BODY_MAX_BYTES:
         return None
@@ -119,7 +120,7 @@ def body_size_problem(option, size):
             "to the moms)" % (option, size, HOOK_BODY_MAX_BYTES))
 
 
-def body_problem(option, body):
+def body_problem(option: str, body: bytes) -> Optional[str]:
     """Why the hook body ``body`` (bytes, given by ``option``: body or body_src) is
     refused before anything runs, or None: over :data:`HOOK_BODY_MAX_BYTES`, or not UTF-8
     text (PBS hooks are Python 3 source, which pbs_python compiles as UTF-8)."""
@@ -136,7 +137,7 @@ def body_problem(option, body):
     return None
 
 
-def hook_file_paths(hooks_dir, name):
+def hook_file_paths(hooks_dir: str, name: str) -> Dict[str, str]:
     """``{"body": .../NAME.PY, "config": .../NAME.CF}`` in server_priv/hooks."""
     return {"body": os.path.join(hooks_dir, name + ".PY"),
             "config": os.path.join(hooks_dir, name + ".CF")}
@@ -147,7 +148,7 @@ HK_DEFAULTS = {"type": "site", "enabled": "true", "event": "", "user": "pbsadmin
                "alarm": "30", "order": "1", "debug": "false", "fail_action": "none"}
 
 
-def parse_hk(text):
+def parse_hk(text: str) -> Dict[str, str]:
     """``.HK`` file text (``key=value`` lines) -> dict of attribute text with the
     defaults of :data:`HK_DEFAULTS` filled in."""
     values = dict(HK_DEFAULTS)
@@ -158,7 +159,7 @@ def parse_hk(text):
     return values
 
 
-def read_hook_dir(hooks_dir):
+def read_hook_dir(hooks_dir: str) -> Dict[str, Dict[str, str]]:
     """Hooks found in a ``server_priv/hooks`` or ``mom_priv/hooks`` directory.
 
     Returns ``{name: attributes}`` from every ``NAME.HK`` (see :func:`parse_hk`); an
@@ -180,7 +181,8 @@ def read_hook_dir(hooks_dir):
     return hooks
 
 
-def mom_hook_differences(server_files, mom_files, required_hooks):
+def mom_hook_differences(server_files: Mapping[str, str], mom_files: Mapping[str, str],
+                         required_hooks: Iterable[str]) -> List[str]:
     """The server's hook files a mom holds another copy of, or lacks although the hook is
     required (or the mom holds other files of that hook).
 

@@ -17,6 +17,7 @@ with the comment ``Job Array Held, too many failed attempts to run subjob <subjo
 """
 
 import re
+from typing import Dict, Iterable, List, Mapping, Optional, Tuple
 
 JOB_HELD_COMMENT = "job held, too many failed attempts to run"
 ARRAY_HELD_COMMENT_PREFIX = "Job Array Held, too many failed attempts to run subjob"
@@ -34,7 +35,7 @@ class QstatParseError(ValueError):
     """``qstat -f`` output did not have the expected shape."""
 
 
-def parse_qstat_full(text):
+def parse_qstat_full(text: str) -> List[Tuple[str, Dict[str, str]]]:
     """Parse ``qstat -f [-t]`` output into a list of ``(job_id, attributes)``.
 
     ``attributes`` is a dict of attribute name -> value string (trailing white space
@@ -72,7 +73,7 @@ def parse_qstat_full(text):
     return jobs
 
 
-def job_kind(attrs):
+def job_kind(attrs: Mapping[str, str]) -> str:
     """``array`` for an array parent, ``subjob`` for a subjob, else ``job``."""
     if attrs.get("array", "").lower() == "true":
         return KIND_ARRAY
@@ -81,12 +82,12 @@ def job_kind(attrs):
     return KIND_JOB
 
 
-def job_owner_user(attrs):
+def job_owner_user(attrs: Mapping[str, str]) -> str:
     """User name part of ``Job_Owner`` (``pbsuser@vm`` -> ``pbsuser``)."""
     return attrs.get("Job_Owner", "").split("@", 1)[0]
 
 
-def run_count(attrs):
+def run_count(attrs: Mapping[str, str]) -> Optional[int]:
     """``run_count`` as int, or None when qstat does not show it."""
     try:
         return int(attrs["run_count"])
@@ -94,12 +95,12 @@ def run_count(attrs):
         return None
 
 
-def has_system_hold(attrs):
+def has_system_hold(attrs: Mapping[str, str]) -> bool:
     """Whether ``Hold_Types`` includes the system hold ``s``."""
     return SYSTEM_HOLD in attrs.get("Hold_Types", "")
 
 
-def held_by_failed_runs(attrs):
+def held_by_failed_runs(attrs: Mapping[str, str]) -> bool:
     """Whether a job, subjob or array is held by the server after too many failed runs.
 
     True when ``job_state`` is ``H``, ``Hold_Types`` includes ``s`` and the comment is the
@@ -114,11 +115,11 @@ def held_by_failed_runs(attrs):
     return comment == JOB_HELD_COMMENT
 
 
-def short_id(job_id):
+def short_id(job_id: str) -> str:
     """A job id without its ``.server`` suffix (``14[2].vm`` -> ``14[2]``)."""
     return job_id.split(".", 1)[0]
 
 
-def id_matches(job_id, wanted):
+def id_matches(job_id: str, wanted: Iterable[str]) -> bool:
     """Whether ``job_id`` is one of ``wanted`` (full ids or ids without ``.server``)."""
     return job_id in wanted or short_id(job_id) in wanted

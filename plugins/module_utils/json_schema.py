@@ -10,6 +10,7 @@ Needs the Python library ``jsonschema`` where it runs; :func:`schema_errors` rai
 """
 
 import json
+from typing import Any, Dict, List, Union
 
 # jsonschema is imported on first use, not with this file: every Ansible worker that loads
 # the collection's filters imports this file, and jsonschema costs ~0.2 s of CPU to import.
@@ -120,7 +121,7 @@ def _plain(value, what):
         raise JsonSchemaError("%s cannot be represented as JSON: %s" % (what, err))
 
 
-def load_schema(schema):
+def load_schema(schema: Union[str, Dict[str, Any]]) -> Dict[str, Any]:
     """The schema as a dict: ``schema`` is a dict or its JSON text.
 
     Raises :class:`JsonSchemaError` when it is not JSON or not a JSON object."""
@@ -136,7 +137,7 @@ def load_schema(schema):
     return schema
 
 
-def schema_errors(instance, schema):
+def schema_errors(instance: Any, schema: Union[str, Dict[str, Any]]) -> List[str]:
     """Validate ``instance`` against the JSON Schema ``schema``; return readable messages.
 
     :param instance: JSON-serializable data (dict, list, str, int, float, bool, None).

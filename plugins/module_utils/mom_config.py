@@ -12,18 +12,19 @@ Facts (reference transcript f_, OpenPBS src/resmom/mom_main.c):
 """
 
 import re
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import same_value
 
 _OPTION_LINE = re.compile(r"^[ \t]*\$(\S+)(?:[ \t]+(.*?))?[ \t]*$")
 
 
-def split_lines(text):
+def split_lines(text: str) -> List[str]:
     """Lines of the file with their line endings kept."""
     return text.splitlines(True)
 
 
-def option_of(line):
+def option_of(line: str) -> Optional[Tuple[str, str]]:
     """``(name, value)`` of a ``$name value`` line, or None for any other line."""
     match = _OPTION_LINE.match(line.rstrip("\r\n"))
     if not match:
@@ -31,7 +32,7 @@ def option_of(line):
     return match.group(1), (match.group(2) or "")
 
 
-def current_options(text):
+def current_options(text: str) -> Dict[str, Union[str, List[str]]]:
     """All ``$options`` of the file: dict name -> value, or list of values when the
     option occurs more than once (in file order)."""
     found = {}
@@ -42,7 +43,8 @@ def current_options(text):
     return dict((k, v[0] if len(v) == 1 else v) for k, v in found.items())
 
 
-def apply_options(text, desired, remove, same=None):
+def apply_options(text: str, desired: Mapping[str, List[str]], remove: Iterable[str],
+                  same: Optional[Callable[[str, str, str], bool]] = None) -> str:
     """Return the new file text.
 
     ``desired``: dict name -> list of value texts (the exact lines wanted for that option,
@@ -86,7 +88,8 @@ def apply_options(text, desired, remove, same=None):
     return "".join(out)
 
 
-def planned_text(text, desired, remove, unchecked=()):
+def planned_text(text: str, desired: Mapping[str, List[str]], remove: Iterable[str],
+                 unchecked: Sequence[str] = ()) -> str:
     """The config ``text`` (str) after :func:`apply_options` with ``desired`` / ``remove``
     as :func:`mom_config_options.plan` gives them; a line whose value already means the
     wanted one (:func:`mom_config_options.same_value`) is kept as it is."""

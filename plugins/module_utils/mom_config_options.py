@@ -30,6 +30,7 @@ import os
 import re
 import socket
 import stat
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 # fgets(line, 512) in parse_config(): a longer line is cut and its rest read as a new line.
 MAX_LINE_CHARS = 510
@@ -69,7 +70,8 @@ class MomConfigValueError(ValueError):
 class OptionRule:
     """How one ``$option`` is checked, written and logged (see the module docstring)."""
 
-    def __init__(self, accepts, parse, logged=None, repeatable=False):
+    def __init__(self, accepts: str, parse: Callable[[Any], str],
+                 logged: Optional[Callable[[str], Any]] = None, repeatable: bool = False) -> None:
         self.accepts = accepts
         self.parse = parse
         self.logged = logged or (lambda text: None)
@@ -100,7 +102,7 @@ def _whole(value, low, high):
     return number
 
 
-def whole_number(low, high):
+def whole_number(low: int, high: int) -> Callable[[Any], str]:
     return lambda value: str(_whole(value, low, high))
 
 
@@ -114,11 +116,11 @@ def _decimal(value, low, high, low_open):
     return text
 
 
-def decimal_number(low, high, low_open=False):
+def decimal_number(low: float, high: float, low_open: bool = False) -> Callable[[Any], str]:
     return lambda value: _decimal(value, low, high, low_open)
 
 
-def boolean(value):
+def boolean(value: Any) -> str:
     """``true``/``false`` for a bool, 0/1, or one of the words ``set_boolean`` knows."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -130,7 +132,7 @@ def boolean(value):
     raise ValueError("not a boolean")
 
 
-def logevent(value):
+def logevent(value: Any) -> str:
     text = _text(value)
     if not _HEX_OR_DIGITS.match(text):
         raise ValueError("not a decimal or 0x hexadecimal mask")
@@ -143,14 +145,14 @@ def logevent(value):
     return text
 
 
-def host_name(value, max_chars=255):
+def host_name(value: Any, max_chars: int = 255) -> str:
     text = _text(value)
     if len(text) > max_chars or not _HOST.match(text):
         raise ValueError("not a host name")
     return text
 
 
-def resolvable_host(value):
+def resolvable_host(value: Any) -> str:
     """A host name that resolves on this host, as ``addclient()`` needs."""
     text = host_name(value)
     try:
@@ -160,14 +162,14 @@ def resolvable_host(value):
     return text
 
 
-def host_pattern(value):
+def host_pattern(value: Any) -> str:
     text = _text(value)
     if len(text) > 255 or not _HOST_PATTERN.match(text):
         raise ValueError("not a host name or * pattern")
     return text
 
 
-def usecp(value):
+def usecp(value: Any) -> str:
     """``host:from_path to_path`` (both paths absolute)."""
     text = _text(value)
     parts = text.split()
@@ -187,7 +189,7 @@ def _absolute_path(value):
     return text
 
 
-def secure_directory(value):
+def secure_directory(value: Any) -> str:
     """A directory as ``verify_dir()`` wants $tmpdir and $jobdir_root."""
     text = _absolute_path(value)
     problem = directory_problem(text, sticky_and_parents=True)
@@ -196,7 +198,7 @@ def secure_directory(value):
     return text
 
 
-def checkpoint_directory(value):
+def checkpoint_directory(value: Any) -> str:
     """A directory as ``chk_file_sec()`` wants $checkpoint_path (the directory only)."""
     text = _absolute_path(value)
     problem = directory_problem(text, sticky_and_parents=False)
@@ -205,7 +207,7 @@ def checkpoint_directory(value):
     return text
 
 
-def directory_problem(path, sticky_and_parents):
+def directory_problem(path: str, sticky_and_parents: bool) -> Optional[str]:
     """Why pbs_mom's file security check refuses directory ``path``, or None.
 
     ``sticky_and_parents`` True is ``verify_dir(path, 1, 1, 0, 1)`` ($tmpdir,
@@ -242,7 +244,7 @@ def directory_problem(path, sticky_and_parents):
     return None
 
 
-def jobdir_root(value):
+def jobdir_root(value: Any) -> str:
     """``PBS_USER_HOME`` or a secure directory, optionally followed by ``shared``."""
     words = _text(value).split()
     if not words or len(words) > 2 or (len(words) == 2 and words[1] != "shared"):
@@ -252,14 +254,14 @@ def jobdir_root(value):
     return " ".join(words)
 
 
-def kbd_idle(value):
+def kbd_idle(value: Any) -> str:
     words = _text(value).split()
     if not 1 <= len(words) <= 3:
         raise ValueError("not 1 to 3 numbers")
     return " ".join(str(_whole(word, 1, SECONDS_MAX)) for word in words)
 
 
-def max_load(value):
+def max_load(value: Any) -> str:
     words = _text(value).split()
     if not 1 <= len(words) <= 2 or (len(words) == 2 and words[1] != "suspend"):
         raise ValueError("not of the form 'load' or 'load suspend'")
@@ -267,14 +269,14 @@ def max_load(value):
     return " ".join(words)
 
 
-def suspendsig(value):
+def suspendsig(value: Any) -> str:
     words = _text(value).split()
     if not 1 <= len(words) <= 2:
         raise ValueError("not one or two signal numbers")
     return " ".join(str(_whole(word, 1, SIGNAL_MAX)) for word in words)
 
 
-def user_list(value):
+def user_list(value: Any) -> str:
     names = [n for n in re.split(r"[ ,]+", _text(value)) if n]
     if not names or not all(_USER.match(n) for n in names):
         raise ValueError("not a list of user names")
@@ -284,7 +286,7 @@ def user_list(value):
     return ",".join(names)
 
 
-def action(value):
+def action(value: Any) -> str:
     """``event timeout requeue`` or ``event timeout !script [args]``."""
     words = _text(value).split()
     if len(words) < 3 or words[0] not in ACTION_EVENTS:
@@ -310,7 +312,7 @@ _ENFORCE_NUMBERS = {
 }
 
 
-def enforce(value):
+def enforce(value: Any) -> str:
     """``[!]flag`` or ``setting number``."""
     words = _text(value).split()
     if len(words) == 1 and words[0].lstrip("!") in ENFORCE_FLAGS \
@@ -323,15 +325,15 @@ def enforce(value):
 
 # -- log forms: what the mom logs when it reads a line ----------------------------------
 
-def logged_as(ident, obj="Svr"):
+def logged_as(ident: str, obj: str = "Svr") -> Callable[[str], Tuple[str, str, str]]:
     return lambda text: (obj, ident, text)
 
 
-def logged_boolean(ident):
+def logged_boolean(ident: str) -> Callable[[str], Tuple[str, str, str]]:
     return lambda text: ("Svr", ident, text)
 
 
-def logged_setting(ident):
+def logged_setting(ident: str) -> Callable[[str], Tuple[str, str, str]]:
     return lambda text: ("n/a", ident, "setting %d" % int(text))
 
 
@@ -426,7 +428,7 @@ def _problem(name, value, reason, accepts):
     return "%s: %r is refused (%s); accepted: %s" % (name, value, reason, accepts)
 
 
-def unchecked_text(name, value):
+def unchecked_text(name: str, value: Any) -> str:
     """The line text for an option named in ``unchecked_options``: any scalar whose line
     stays one line the mom can read (no newline, no ``#``, not empty, not too long)."""
     if isinstance(value, bool):
@@ -458,7 +460,7 @@ def _line_text(name, value, unchecked):
     return text
 
 
-def check_name(name, unchecked=()):
+def check_name(name: str, unchecked: Sequence[str] = ()) -> None:
     """Raise :class:`MomConfigValueError` unless ``name`` has a rule or is unchecked."""
     if name in unchecked:
         if not isinstance(name, str) or not _OPTION_NAME.match(name):
@@ -481,7 +483,7 @@ def check_name(name, unchecked=()):
         "only through unchecked_options" % (name, name, ", ".join(OPTION_NAMES)))
 
 
-def normalize_value(name, value, unchecked=()):
+def normalize_value(name: str, value: Any, unchecked: Sequence[str] = ()) -> Union[str, List[str]]:
     """The line text(s) for ``$name value`` or raise :class:`MomConfigValueError`.
 
     ``value``: a scalar (one line: returns a str) or, for a repeatable option, a list
@@ -501,7 +503,7 @@ def normalize_value(name, value, unchecked=()):
     return _line_text(name, value, unchecked)
 
 
-def log_line(name, text):
+def log_line(name: str, text: str) -> Optional[Tuple[str, str, str]]:
     """``(object, id, value)`` the mom logs when it reads ``$name text``, or None."""
     rule = RULES.get(name)
     if rule is None or rule.repeatable:
@@ -514,7 +516,7 @@ def _single(options, name):
     return value[-1] if isinstance(value, list) else value
 
 
-def combination_problems(options):
+def combination_problems(options: Mapping[str, Any]) -> List[str]:
     """Problems of a whole file's ``$options`` (name -> text or list of texts, as the
     file will be) that no single line shows; [] when none.
 
@@ -542,7 +544,7 @@ def combination_problems(options):
     return problems
 
 
-def canonical_text(name, text, unchecked=()):
+def canonical_text(name: str, text: str, unchecked: Sequence[str] = ()) -> str:
     """The text the task would write for a file value ``text`` of ``$name``, or ``text``
     itself when no rule applies or the rule refuses it."""
     if name in unchecked or name not in RULES:
@@ -553,13 +555,14 @@ def canonical_text(name, text, unchecked=()):
         return text
 
 
-def same_value(name, file_text, wanted_text, unchecked=()):
+def same_value(name: str, file_text: str, wanted_text: str, unchecked: Sequence[str] = ()) -> bool:
     """Whether the file's ``$name file_text`` already means ``wanted_text`` (e.g. ``yes``
     and ``true`` for a boolean, ``10  20`` and ``10 20`` for ``kbd_idle``)."""
     return canonical_text(name, file_text, unchecked) == wanted_text
 
 
-def expected_log_line(name, file_text):
+def expected_log_line(name: str,
+                      file_text: Optional[str]) -> Optional[Tuple[str, str, Optional[str]]]:
     """``(object, id, value)`` the mom logs for the file's ``$name file_text``, None when
     it logs no comparable value. ``file_text`` None: the option is not in the file; the
     value of the triple is then None."""
@@ -575,7 +578,8 @@ def expected_log_line(name, file_text):
     return probe
 
 
-def plan(options, state, unchecked=()):
+def plan(options: Mapping[str, Any], state: str,
+         unchecked: Sequence[str] = ()) -> Tuple[Dict[str, List[str]], Set[str], List[Tuple[str, str, Optional[str]]]]:
     """``(desired, remove, expected_log)`` from the task or raise MomConfigValueError with
     every problem (one per line).
 
@@ -606,7 +610,7 @@ def plan(options, state, unchecked=()):
     return desired, remove, expected
 
 
-def value_problem(name, value, unchecked=()):
+def value_problem(name: str, value: Any, unchecked: Sequence[str] = ()) -> str:
     """What this module says of the one option ``$name value``: ``""`` when :func:`plan`
     (state present, as the ``hpc.pbs.mom_config`` module calls it) accepts ``{name: value}``,
     else its message (str, one line per problem).
@@ -622,13 +626,14 @@ def value_problem(name, value, unchecked=()):
     return ""
 
 
-def check_unchecked_names(names):
+def check_unchecked_names(names: Iterable[Any]) -> None:
     """Raise MomConfigValueError unless each ``unchecked_options`` entry is a name."""
     for name in names:
         check_name(name, unchecked=(name,))
 
 
-def new_combination_problems(old_options, new_options):
+def new_combination_problems(old_options: Mapping[str, Any],
+                             new_options: Mapping[str, Any]) -> List[str]:
     """Problems of option combinations the new file has and the old one had not."""
     old = set(combination_problems(old_options))
     return [p for p in combination_problems(new_options) if p not in old]

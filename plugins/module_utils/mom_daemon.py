@@ -18,6 +18,7 @@ import os
 import re
 import signal
 import time
+from typing import Any, Callable, Iterable, List, Mapping, Optional, Tuple
 
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import expected_log_line
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import PbsRunner
@@ -34,7 +35,7 @@ CONFIG_READ_MARKER = re.compile(
     re.MULTILINE)
 
 
-def read_mom_pid(lock_path):
+def read_mom_pid(lock_path: str) -> Optional[int]:
     """Pid (int) from ``mom.lock``, or None when the file is missing or holds no pid."""
     try:
         with open(lock_path) as handle:
@@ -46,7 +47,7 @@ def read_mom_pid(lock_path):
     return int(first[0])
 
 
-def process_alive(pid):
+def process_alive(pid: int) -> bool:
     """Whether ``pid`` runs (exists and is not a zombie)."""
     try:
         os.kill(pid, 0)
@@ -63,12 +64,12 @@ def process_alive(pid):
         return True
 
 
-def log_path(logs_dir, when=None):
+def log_path(logs_dir: str, when: Optional[float] = None) -> str:
     """``PBS_HOME/mom_logs/YYYYMMDD`` for local time ``when`` (default now)."""
     return os.path.join(logs_dir, time.strftime("%Y%m%d", time.localtime(when)))
 
 
-def file_size(path):
+def file_size(path: str) -> int:
     try:
         return os.path.getsize(path)
     except OSError:
@@ -82,12 +83,12 @@ class MomLogWatcher:
     everything written after that, following a change of day to the next file.
     """
 
-    def __init__(self, logs_dir):
+    def __init__(self, logs_dir: str) -> None:
         self.logs_dir = logs_dir
         self.start_path = log_path(logs_dir)
         self.start_offset = file_size(self.start_path)
 
-    def new_text(self):
+    def new_text(self) -> str:
         chunks = []
         try:
             with open(self.start_path, "rb") as handle:
@@ -104,7 +105,7 @@ class MomLogWatcher:
                 pass
         return b"".join(chunks).decode("utf-8", "replace")
 
-    def tail(self, lines=30):
+    def tail(self, lines: int = 30) -> str:
         """The last ``lines`` lines of the current log file (for error messages)."""
         try:
             with open(log_path(self.logs_dir), "rb") as handle:
@@ -118,13 +119,13 @@ class MomLogWatcher:
         return "".join(text.splitlines(True)[-lines:])
 
 
-def value_logged(text, line):
+def value_logged(text: str, line: Tuple[str, str, Optional[str]]) -> bool:
     """Whether ``text`` holds the mom's ``;pbs_mom;<object>;<id>;<value>`` line for
     ``line`` = ``(object, id, value)``."""
     return line[2] in logged_values(text, line[0], line[1])
 
 
-def logged_values(text, obj, ident):
+def logged_values(text: str, obj: str, ident: str) -> List[str]:
     """Every value the mom logged as ``;pbs_mom;<obj>;<ident>;<value>`` in ``text``, in
     order (trailing white space removed)."""
     pattern = re.compile(r";pbs_mom;%s;%s;(.*?)\s*$" % (re.escape(obj), re.escape(ident)),
@@ -132,18 +133,18 @@ def logged_values(text, obj, ident):
     return pattern.findall(text)
 
 
-def logged_value(text, obj, ident):
+def logged_value(text: str, obj: str, ident: str) -> Optional[str]:
     """The last value logged as ``;pbs_mom;<obj>;<ident>;<value>`` in ``text``, or None."""
     values = logged_values(text, obj, ident)
     return values[-1] if values else None
 
 
-def describe_line(line):
+def describe_line(line: Tuple[str, str, Optional[str]]) -> str:
     """``id;value`` of a log line triple, as the mom writes it."""
     return "%s;%s" % (line[1], line[2])
 
 
-def text_from_last_read(path, chunk=1 << 20):
+def text_from_last_read(path: str, chunk: int = 1 << 20) -> Optional[str]:
     """The text of log file ``path`` from its last :data:`CONFIG_READ_MARKER` line on,
     or None (no such line, or the file cannot be read). Reads from the end in growing
     chunks (``chunk`` bytes first), so a large day file costs little."""
@@ -168,7 +169,7 @@ def text_from_last_read(path, chunk=1 << 20):
         return None
 
 
-def last_config_read(logs_dir, days=LOG_DAYS_SEARCHED):
+def last_config_read(logs_dir: str, days: int = LOG_DAYS_SEARCHED) -> Optional[str]:
     """What the mom logged from its last config read (start or SIGHUP) on: the text of
     the newest day file (``PBS_HOME/mom_logs/YYYYMMDD``, ``days`` files searched) that
     holds a :data:`CONFIG_READ_MARKER` line, from the last such line on; None when none
@@ -184,7 +185,8 @@ def last_config_read(logs_dir, days=LOG_DAYS_SEARCHED):
     return None
 
 
-def running_differences(read_text, file_options, names):
+def running_differences(read_text: str, file_options: Mapping[str, Any],
+                        names: Iterable[str]) -> List[Tuple[str, Optional[str], Any]]:
     """Where the running mom differs from the file, for the options ``names``.
 
     ``read_text``: what the mom logged since its last config read
@@ -208,7 +210,7 @@ def running_differences(read_text, file_options, names):
     return differences
 
 
-def parse_failure(text):
+def parse_failure(text: str) -> Optional[str]:
     """The mom's config failure line in ``text`` (``parse_config, ...``), or None."""
     for line in text.splitlines():
         if "parse_config, " in line and ("failed" in line or "not found" in line):
@@ -219,7 +221,8 @@ def parse_failure(text):
 RELOAD_MARKERS = ("catch_hup", "process_hup", "parse_config")
 
 
-def reload_mom(pid, watcher, expected, timeout, poll=0.2):
+def reload_mom(pid: int, watcher: MomLogWatcher, expected: List[Tuple[str, str, Optional[str]]],
+               timeout: float, poll: float = 0.2) -> Tuple[bool, str]:
     """Send SIGHUP to ``pid`` and wait (at most ``timeout`` seconds) until the mom has
     logged every ``(name, value)`` of ``expected``, or - with nothing expected - any of
     :data:`RELOAD_MARKERS`.
@@ -241,7 +244,8 @@ def reload_mom(pid, watcher, expected, timeout, poll=0.2):
         return reload_timed_out(pid, seen["text"], expected, timeout)
 
 
-def reload_outcome(pid, text, expected):
+def reload_outcome(pid: int, text: str,
+                   expected: List[Tuple[str, str, Optional[str]]]) -> Optional[Tuple[bool, str]]:
     """``(ok, message)`` once the mom's log ``text`` since SIGHUP settles the reload (see
     :func:`reload_mom`), or None while it does not yet."""
     failure = parse_failure(text)
@@ -257,7 +261,8 @@ def reload_outcome(pid, text, expected):
     return None
 
 
-def reload_timed_out(pid, text, expected, timeout):
+def reload_timed_out(pid: int, text: str, expected: List[Tuple[str, str, Optional[str]]],
+                     timeout: float) -> Tuple[bool, str]:
     """``(ok, message)`` when the mom logged (``text``) not enough within ``timeout`` s:
     a failure naming the missing values, or - with nothing expected - a warning."""
     if expected:
@@ -268,7 +273,7 @@ def reload_timed_out(pid, text, expected, timeout):
                   % (pid, timeout))
 
 
-def wait_for_exit(pid, seconds, poll=0.1):
+def wait_for_exit(pid: int, seconds: float, poll: float = 0.1) -> bool:
     """Wait at most ``seconds`` for process ``pid`` to end; True when it has (bool)."""
     try:
         return wait_until(lambda: True if not process_alive(pid) else None, seconds, poll,
@@ -277,7 +282,8 @@ def wait_for_exit(pid, seconds, poll=0.1):
         return not process_alive(pid)
 
 
-def restart_mom(run_command, paths, timeout, poll=0.2):
+def restart_mom(run_command: Callable[..., Tuple[int, str, str]], paths: Any, timeout: float,
+                poll: float = 0.2) -> Tuple[bool, str]:
     """Start ``pbs_mom -p`` (keeps running jobs) and wait at most ``timeout`` seconds for a
     live pid in mom.lock.
 

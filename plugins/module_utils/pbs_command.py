@@ -13,6 +13,8 @@ whose ``/etc/pbs.conf`` is missing or names another server sends them elsewhere.
 community.general's ``CmdRunner`` fixes its commands' language. Standard library only.
 """
 
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
+
 # The variables community.general's CmdRunner sets for force_lang="C".
 C_LOCALE = {"LANGUAGE": "C", "LANG": "C", "LC_ALL": "C", "LC_MESSAGES": "C"}
 
@@ -27,11 +29,12 @@ class PbsRunner:
     environment as it is.
     """
 
-    def __init__(self, run_command, conf_file=None):
+    def __init__(self, run_command: Callable[..., Tuple[int, str, str]],
+                 conf_file: Optional[str] = None) -> None:
         self._run_command = run_command
         self.conf_file = conf_file
 
-    def environ(self, extra=None):
+    def environ(self, extra: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
         """The variables every command gets (dict of str): the C locale,
         ``PBS_CONF_FILE`` when known, then ``extra`` (dict or None) on top."""
         environ = dict(C_LOCALE)
@@ -40,7 +43,9 @@ class PbsRunner:
         environ.update(extra or {})
         return environ
 
-    def run_command(self, args, data=None, binary_data=False, cwd=None, environ_update=None):
+    def run_command(self, args: Sequence[str], data: Optional[str] = None,
+                    binary_data: bool = False, cwd: Optional[str] = None,
+                    environ_update: Optional[Mapping[str, str]] = None) -> Tuple[int, str, str]:
         """Run ``args`` (list of str) and return ``(rc, stdout, stderr)`` without judging rc;
         the signature of ``AnsibleModule.run_command``, so that the runner's method can be
         handed to code that takes such a callable.
@@ -58,6 +63,6 @@ class PbsRunner:
         return self._run_command(list(args), **kwargs)
 
     @classmethod
-    def for_module(cls, module, paths):
+    def for_module(cls, module: Any, paths: Any) -> "PbsRunner":
         """The runner of ``module`` (an AnsibleModule) for ``paths`` (a ``PbsPaths``)."""
         return cls(module.run_command, paths.conf_file)

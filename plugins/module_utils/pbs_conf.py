@@ -8,7 +8,7 @@ host under ``/usr/bin/python3``).
 """
 
 import os
-from typing import Any, Mapping
+from typing import Any, Dict, Mapping, Optional
 
 from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
 
@@ -24,12 +24,12 @@ class PbsConfError(Exception):
     """pbs.conf was named explicitly but cannot be read."""
 
 
-def pbs_conf_argument_spec():
+def pbs_conf_argument_spec() -> Dict[str, Dict[str, Any]]:
     """The ``argument_spec`` entries of the ``hpc.pbs.pbs`` doc fragment."""
     return dict(pbs_conf_file=dict(type="path", required=False))
 
 
-def parse_pbs_conf(text):
+def parse_pbs_conf(text: str) -> Dict[str, str]:
     """Parse pbs.conf text into a dict of strings.
 
     Blank lines, ``#`` comments and lines without ``=`` are skipped; keys and values are
@@ -54,7 +54,7 @@ class PbsPaths:
     (PBS_EXEC).
     """
 
-    def __init__(self, conf_file, conf, conf_found):
+    def __init__(self, conf_file: str, conf: Dict[str, str], conf_found: bool) -> None:
         self.conf_file = conf_file
         self.conf_found = conf_found
         self.conf = conf
@@ -62,41 +62,41 @@ class PbsPaths:
         self.exec_dir = conf.get("PBS_EXEC") or DEFAULT_PBS_EXEC
 
     @property
-    def qmgr(self):
+    def qmgr(self) -> str:
         """Path of the qmgr client: ``PBS_EXEC/bin/qmgr``."""
         return os.path.join(self.exec_dir, "bin", "qmgr")
 
     @property
-    def server_hooks_dir(self):
+    def server_hooks_dir(self) -> str:
         """``PBS_HOME/server_priv/hooks`` (NAME.HK / NAME.PY / NAME.CF, mode 0644)."""
         return os.path.join(self.home, "server_priv", "hooks")
 
     @property
-    def mom_config(self):
+    def mom_config(self) -> str:
         """``PBS_HOME/mom_priv/config``."""
         return os.path.join(self.home, "mom_priv", "config")
 
     @property
-    def mom_lock(self):
+    def mom_lock(self) -> str:
         """``PBS_HOME/mom_priv/mom.lock`` (holds the pid of pbs_mom)."""
         return os.path.join(self.home, "mom_priv", "mom.lock")
 
     @property
-    def mom_hooks_dir(self):
+    def mom_hooks_dir(self) -> str:
         """``PBS_HOME/mom_priv/hooks`` (the hook files the server copied to this mom)."""
         return os.path.join(self.home, "mom_priv", "hooks")
 
     @property
-    def pbs_mom(self):
+    def pbs_mom(self) -> str:
         """``PBS_EXEC/sbin/pbs_mom``."""
         return os.path.join(self.exec_dir, "sbin", "pbs_mom")
 
     @property
-    def version_file(self):
+    def version_file(self) -> str:
         """``PBS_HOME/pbs_version`` (the installed version, one line)."""
         return os.path.join(self.home, "pbs_version")
 
-    def lock_file(self, daemon):
+    def lock_file(self, daemon: str) -> str:
         """Lock file holding the pid of ``daemon`` (server, sched, mom, comm)."""
         return {
             "server": os.path.join(self.home, "server_priv", "server.lock"),
@@ -106,12 +106,13 @@ class PbsPaths:
         }[daemon]
 
     @property
-    def mom_logs_dir(self):
+    def mom_logs_dir(self) -> str:
         """``PBS_HOME/mom_logs`` (one file per local day, named YYYYMMDD)."""
         return os.path.join(self.home, "mom_logs")
 
 
-def resolve_pbs_paths(pbs_conf_file=None, environ=None):
+def resolve_pbs_paths(pbs_conf_file: Optional[str] = None,
+                      environ: Optional[Mapping[str, str]] = None) -> PbsPaths:
     """Return a :class:`PbsPaths` for the managed host.
 
     ``pbs_conf_file``: explicit path or None (then ``$PBS_CONF_FILE``, else

@@ -20,6 +20,7 @@ only.
 """
 
 import re
+from typing import Any, Dict, Optional, Tuple, Union
 
 OPENPBS = "openpbs"
 PBS_PROFESSIONAL = "pbspro"
@@ -34,17 +35,17 @@ class PbsVersion:
     """A parsed release: ``product`` (:data:`OPENPBS` or :data:`PBS_PROFESSIONAL`),
     ``release`` (tuple of ints, e.g. ``(22, 5, 11)``) and the ``text`` it came from."""
 
-    def __init__(self, product, release, text):
+    def __init__(self, product: str, release: Tuple[int, ...], text: str) -> None:
         self.product = product
         self.release = release
         self.text = text
 
-    def as_dict(self):
+    def as_dict(self) -> Dict[str, Any]:
         return {"product": self.product, "release": ".".join(str(p) for p in self.release),
                 "text": self.text}
 
 
-def parse_version(text):
+def parse_version(text: Optional[str]) -> Optional[PbsVersion]:
     """Parse a PBS version string; returns a :class:`PbsVersion`, or None when ``text``
     (str or None) is empty or does not start with a dotted release number."""
     match = _VERSION.match(text or "")
@@ -77,7 +78,8 @@ FEATURES = {
 }
 
 
-def has_feature(feature, version, probe=None):
+def has_feature(feature: str, version: Union[PbsVersion, str, None],
+                probe: Optional[bool] = None) -> Optional[bool]:
     """Whether the PBS of ``version`` (a :class:`PbsVersion`, a version string, or None)
     has ``feature`` (a key of :data:`FEATURES`; KeyError otherwise).
 
@@ -99,7 +101,7 @@ def has_feature(feature, version, probe=None):
     return entry["since"] is not None and base >= entry["since"]
 
 
-def feature_table(version):
+def feature_table(version: Union[PbsVersion, str, None]) -> Dict[str, Optional[bool]]:
     """Every feature of :data:`FEATURES` decided for ``version`` from the table alone:
     dict feature -> True/False/None (None: version unknown)."""
     return {name: has_feature(name, version) for name in sorted(FEATURES)}

@@ -6,13 +6,16 @@ its exit and restart, the lock on its config file).
 """
 
 import time
+from typing import Any, Callable, Optional
 
 
 class WaitTimeout(Exception):
     """:func:`wait_until` gave up: ``str(error)`` is the caller's timeout text."""
 
 
-def wait_until(check, timeout, interval, what, timeout_text=None, clock=time.monotonic, sleep=time.sleep):
+def wait_until(check: Callable[[], Any], timeout: float, interval: float, what: str,
+               timeout_text: Optional[str] = None, clock: Callable[[], float] = time.monotonic,
+               sleep: Callable[[float], Any] = time.sleep) -> Any:
     """Call ``check()`` every ``interval`` seconds until it returns something other than None.
 
     :param check: callable without arguments, returning None while the awaited thing has not

@@ -30,6 +30,7 @@ collection knows must also have their type (``qmgr_attributes``).
 """
 
 import re
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from ansible_collections.hpc.pbs.plugins.module_utils import qmgr_attributes
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import HOOK_NAME
@@ -87,8 +88,10 @@ class QmgrError(ModuleError):
     ``object_type``, ``name``, ``attribute``, ``value`` of the command qmgr refused; None
     when unknown)."""
 
-    def __init__(self, msg, cmd, rc, stdout, stderr, commands=None, applied=None,
-                 not_applied=None, rejected=None):
+    def __init__(self, msg: str, cmd: List[str], rc: int, stdout: str, stderr: str,
+                 commands: Optional[List[str]] = None, applied: Optional[List[str]] = None,
+                 not_applied: Optional[List[str]] = None,
+                 rejected: Optional[Dict[str, Any]] = None) -> None:
         ModuleError.__init__(self, msg)
         self.cmd = cmd
         self.rc = rc
@@ -99,7 +102,7 @@ class QmgrError(ModuleError):
         self.not_applied = not_applied
         self.rejected = rejected
 
-    def fail_kwargs(self):
+    def fail_kwargs(self) -> Dict[str, Any]:
         """Keyword arguments for ``module.fail_json``."""
         kwargs = dict(msg=self.msg, cmd=self.cmd, rc=self.rc, stdout=self.stdout,
                       stderr=self.stderr, commands=[str(c) for c in self.commands])
@@ -131,12 +134,12 @@ class QmgrCommand(str):
         self.value = value
         return self
 
-    def parts(self):
+    def parts(self) -> Dict[str, Optional[str]]:
         """``{command, object_type, name, attribute, value}`` for messages and results."""
         return dict(command=str(self), object_type=self.object_type, name=self.name,
                     attribute=self.attribute, value=self.value)
 
-    def describe(self):
+    def describe(self) -> str:
         """``server attribute scheduler_iteration, value 'abc'`` and the like."""
         text = object_ref(self.object_type, self.name)
         if self.attribute is not None:
@@ -167,7 +170,7 @@ def _character_problem(text):
     return None
 
 
-def object_name_problem(object_type, name):
+def object_name_problem(object_type: str, name: Any) -> Optional[str]:
     """Why ``name`` cannot name one object of ``object_type`` in a qmgr command (str: what
     is wrong and what is accepted), or None."""
     if object_type not in NAME_RULES:
@@ -189,7 +192,7 @@ def object_name_problem(object_type, name):
         object_type, name, wrong, accepted)
 
 
-def attribute_name_problem(object_type, attribute):
+def attribute_name_problem(object_type: str, attribute: Any) -> Optional[str]:
     """Why ``attribute`` cannot be an attribute name of ``object_type`` in a qmgr command
     (str: what is wrong and what is accepted), or None."""
     if not isinstance(attribute, str):
@@ -209,7 +212,8 @@ def attribute_name_problem(object_type, attribute):
         object_type, attribute, wrong, ATTRIBUTE_NAME_ACCEPTED)
 
 
-def value_problem(object_type, attribute, value, operator="="):
+def value_problem(object_type: str, attribute: str, value: str,
+                  operator: str = "=") -> Optional[str]:
     """Why ``value`` (str) cannot be written to ``attribute`` of ``object_type`` with
     ``operator``: a control character, both quote characters, or a value of the wrong type
     for an attribute of :mod:`qmgr_attributes`. Returns str or None."""
@@ -229,7 +233,7 @@ def _raise_if(problem):
         raise QmgrValueError(problem)
 
 
-def stdin_line_problem(command):
+def stdin_line_problem(command: str) -> Optional[str]:
     """Why ``command`` (str) would not reach qmgr's stdin reader (get_request() in qmgr.c)
     as exactly one whole command, or None: a newline ends it, an unquoted ``;`` starts
     another one, an unquoted ``#`` after white space starts a comment, a trailing ``\\``
@@ -254,7 +258,7 @@ def stdin_line_problem(command):
     return None
 
 
-def quote_value(value):
+def quote_value(value: str) -> str:
     """Return ``value`` (str) as qmgr accepts it on a command line.
 
     Bare when it only holds ``[A-Za-z0-9_.@*:/%+-]``; ``""`` for the empty string;
@@ -280,7 +284,7 @@ def quote_value(value):
     return '"%s"' % value
 
 
-def object_ref(object_type, name=None):
+def object_ref(object_type: str, name: Union[str, Sequence[str], None] = None) -> str:
     """``server`` / ``server NAME`` / ``sched default`` / ``node a,b`` ... as qmgr wants.
 
     ``name``: None, one name (str) or an explicit list of names (joined with ``,``, which
@@ -309,7 +313,8 @@ def _joined(name):
     return name or None
 
 
-def list_command(object_type, name=None, attributes=()):
+def list_command(object_type: str, name: Union[str, Sequence[str], None] = None,
+                 attributes: Sequence[str] = ()) -> QmgrCommand:
     """``list OBJ [NAME] [ATTR[,ATTR...]]``; names and attributes checked."""
     text = "list %s" % object_ref(object_type, name)
     for attribute in attributes:
@@ -319,7 +324,8 @@ def list_command(object_type, name=None, attributes=()):
     return QmgrCommand(text, "list", object_type, _joined(name))
 
 
-def set_command(object_type, name, attribute, value, operator="="):
+def set_command(object_type: str, name: Optional[str], attribute: str, value: str,
+                operator: str = "=") -> QmgrCommand:
     """``set OBJ [NAME] attribute OP value`` with ``value`` (str) checked
     (:func:`value_problem`) and quoted; operator = += -=. Raises
     :class:`QmgrValueError`."""
@@ -333,7 +339,7 @@ def set_command(object_type, name, attribute, value, operator="="):
     return QmgrCommand(text, "set", object_type, _joined(name), attribute, value)
 
 
-def unset_command(object_type, name, attribute):
+def unset_command(object_type: str, name: Optional[str], attribute: str) -> QmgrCommand:
     """``unset OBJ [NAME] attribute``; name and attribute checked."""
     ref = object_ref(object_type, name)
     _raise_if(attribute_name_problem(object_type, attribute))
@@ -341,13 +347,13 @@ def unset_command(object_type, name, attribute):
                        _joined(name), attribute)
 
 
-def create_command(object_type, name):
+def create_command(object_type: str, name: str) -> QmgrCommand:
     """``create OBJ NAME`` (one object)."""
     return QmgrCommand("create %s" % object_ref(object_type, name), "create", object_type,
                        name)
 
 
-def delete_command(object_type, name):
+def delete_command(object_type: str, name: str) -> QmgrCommand:
     """``delete OBJ NAME`` (one object)."""
     return QmgrCommand("delete %s" % object_ref(object_type, name), "delete", object_type,
                        name)
@@ -356,7 +362,7 @@ def delete_command(object_type, name):
 HOOK_CONTENT_TYPES = ("application/x-python", "application/x-config")
 
 
-def import_command(object_type, name, content_type, path):
+def import_command(object_type: str, name: str, content_type: str, path: str) -> QmgrCommand:
     """``import hook|pbshook NAME CONTENT_TYPE default PATH`` (``path`` quoted)."""
     if content_type not in HOOK_CONTENT_TYPES:
         raise QmgrValueError("content type must be one of %s" % ", ".join(HOOK_CONTENT_TYPES))
@@ -365,7 +371,7 @@ def import_command(object_type, name, content_type, path):
     return QmgrCommand(text, "import", object_type, name, value=str(path))
 
 
-def export_command(object_type, name, content_type):
+def export_command(object_type: str, name: str, content_type: str) -> QmgrCommand:
     """``export hook|pbshook NAME CONTENT_TYPE default`` (to stdout)."""
     if content_type not in HOOK_CONTENT_TYPES:
         raise QmgrValueError("content type must be one of %s" % ", ".join(HOOK_CONTENT_TYPES))
@@ -373,7 +379,7 @@ def export_command(object_type, name, content_type):
                        "export", object_type, name)
 
 
-def strip_max_open_servers(text):
+def strip_max_open_servers(text: str) -> str:
     """Drop the ``Max open servers: N`` line qmgr prints first in stdin mode."""
     lines = text.splitlines(True)
     if lines and _MAX_OPEN.match(lines[0]):
@@ -381,7 +387,7 @@ def strip_max_open_servers(text):
     return "".join(lines)
 
 
-def parse_list_output(text):
+def parse_list_output(text: str) -> List[Tuple[str, str, Dict[str, str]]]:
     """Parse ``qmgr list`` output into a list of ``(kind, name, attributes)``.
 
     ``kind`` is the header word (``Server``, ``Hook``...), ``attributes`` a dict of
@@ -422,12 +428,12 @@ def parse_list_output(text):
     return objects
 
 
-def split_list_value(value):
+def split_list_value(value: str) -> List[str]:
     """Items of a comma separated qmgr list value (``a,b`` or ``a, b``); [] for ``""``."""
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
-def bool_word(value):
+def bool_word(value: Any) -> Optional[bool]:
     """True/False for a qmgr boolean word (``True``, ``false``, ``t``, ``1``...), else None."""
     word = str(value).strip().lower()
     if word in TRUE_WORDS:
@@ -446,16 +452,16 @@ class Qmgr:
     :meth:`for_paths` builds one from a ``PbsPaths``.
     """
 
-    def __init__(self, module, path, conf_file=None):
+    def __init__(self, module: Any, path: str, conf_file: Optional[str] = None) -> None:
         self.runner = PbsRunner(module.run_command, conf_file)
         self.path = path
 
     @classmethod
-    def for_paths(cls, module, paths):
+    def for_paths(cls, module: Any, paths: Any) -> "Qmgr":
         """The qmgr of the installation ``paths`` (``PbsPaths``) describes."""
         return cls(module, paths.qmgr, paths.conf_file)
 
-    def run_one(self, command):
+    def run_one(self, command: str) -> Tuple[int, str, str]:
         """Run ``qmgr -c COMMAND``; return ``(rc, stdout, stderr)`` without judging rc.
         Raises :class:`QmgrValueError` for a command that is not one whole qmgr command
         (:func:`stdin_line_problem`)."""
@@ -464,7 +470,8 @@ class Qmgr:
         rc, out, err = self.runner.run_command(cmd)
         return rc, out, err
 
-    def list_object(self, object_type, name=None):
+    def list_object(self, object_type: str,
+                    name: Optional[str] = None) -> Optional[Tuple[str, str, Dict[str, str]]]:
         """Attributes (dict) of one object from ``qmgr -c "list OBJ [NAME]"``.
 
         Returns ``(kind, name, attributes)`` or None when qmgr exits 1 (missing object).
@@ -489,7 +496,7 @@ class Qmgr:
             return None
         return objects[0]
 
-    def list_objects(self, object_type, names):
+    def list_objects(self, object_type: str, names: Sequence[str]) -> Dict[str, Dict[str, str]]:
         """``{name: attributes}`` of the objects ``names`` (list) from ONE ``qmgr -c "list
         OBJ a,b"``, which qmgr runs once per name; missing objects are left out (qmgr then
         exits 1 after listing the others). Raises :class:`QmgrError` on any other failure
@@ -509,7 +516,7 @@ class Qmgr:
                             cmd, rc, out, err)
         return dict((name, attrs) for _kind, name, attrs in objects if name in names)
 
-    def export_hook(self, hook_kind, name, content_type):
+    def export_hook(self, hook_kind: str, name: str, content_type: str) -> str:
         """Raw content of a hook file via ``export hook|pbshook NAME <type> default``.
 
         ``content_type``: ``application/x-python`` or ``application/x-config``. Returns
@@ -523,7 +530,8 @@ class Qmgr:
                             [self.path, "-c", str(command)], rc, out, err)
         return out
 
-    def run_batch(self, commands, what, marker=None):
+    def run_batch(self, commands: Sequence[str], what: str,
+                  marker: Optional[str] = None) -> Tuple[str, str]:
         """Run ``commands`` (list of str) in ONE ``qmgr -a`` invocation fed on stdin.
 
         ``what`` names the change for error messages. ``marker``: a cheap ``list`` command
@@ -626,12 +634,12 @@ MARKER_ATTRIBUTE = {
 }
 
 
-def marker_command(object_type, name=None):
+def marker_command(object_type: str, name: Optional[str] = None) -> QmgrCommand:
     """``list OBJ [NAME] ATTR``: one header line (plus one attribute line) of output."""
     return list_command(object_type, name, [MARKER_ATTRIBUTE[object_type]])
 
 
-def drop_marker_listings(text, count):
+def drop_marker_listings(text: str, count: int) -> str:
     """``text`` without its first ``count`` object listings (the markers' output)."""
     if count <= 0:
         return text

@@ -20,6 +20,7 @@ functions (``src/server/svr_func.c``, ``req_manager.c``, ``sched_func.c``), the 
 """
 
 import re
+from typing import Any, Callable, Optional, Sequence
 
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
     ALARM_MINIMUM, EVENTS, FAIL_ACTIONS, HOOK_USERS, PBSHOOK_ORDER_RANGE, SITE_ORDER_RANGE)
@@ -34,12 +35,12 @@ class Boolean:
     FALSE = ("False", "FALSE", "false", "f", "F", "0", "n", "N")
     accepted = "True or False (PBS also reads TRUE, true, t, T, 1, y, Y and FALSE, false, f, F, 0, n, N)"
 
-    def problem(self, text):
+    def problem(self, text: str) -> Optional[str]:
         if text in self.TRUE or text in self.FALSE:
             return None
         return "%r is not a PBS boolean" % text
 
-    def truth(self, text):
+    def truth(self, text: str) -> Optional[bool]:
         """True/False for an accepted word, None otherwise."""
         if text in self.TRUE:
             return True
@@ -53,7 +54,7 @@ class HookBoolean(Boolean):
 
     accepted = "true or false (in any case; also t, y, 1 and f, n, 0)"
 
-    def truth(self, text):
+    def truth(self, text: str) -> Optional[bool]:
         word = text.lower()
         if word in ("true", "t", "y", "1"):
             return True
@@ -61,7 +62,7 @@ class HookBoolean(Boolean):
             return False
         return None
 
-    def problem(self, text):
+    def problem(self, text: str) -> Optional[str]:
         if self.truth(text) is None:
             return "%r is not a hook boolean" % text
         return None
@@ -72,7 +73,8 @@ class Integer:
 
     _FORM = re.compile(r"[+-]?[0-9]+")
 
-    def __init__(self, low=None, high=None, unit=""):
+    def __init__(self, low: Optional[int] = None, high: Optional[int] = None,
+                 unit: str = "") -> None:
         self.low = low
         self.high = high
         if low is not None and high is not None:
@@ -83,7 +85,7 @@ class Integer:
             span = "(any sign)"
         self.accepted = "a whole number %s%s" % (span, " (%s)" % unit if unit else "")
 
-    def problem(self, text):
+    def problem(self, text: str) -> Optional[str]:
         if not self._FORM.fullmatch(text):
             return "%r is not a whole number" % text
         number = int(text)
@@ -97,7 +99,7 @@ class Choice:
     """One of ``values`` (exact text), or with ``several`` a comma separated list of them;
     ``empty`` allows the empty string (a hook's ``event = ""``)."""
 
-    def __init__(self, values, several=False, empty=False):
+    def __init__(self, values: Sequence[str], several: bool = False, empty: bool = False) -> None:
         self.values = tuple(values)
         self.several = several
         self.empty = empty
@@ -105,7 +107,7 @@ class Choice:
         self.accepted = "%s %s%s" % (what, ", ".join(self.values),
                                      ' (or "" for none)' if empty else "")
 
-    def problem(self, text):
+    def problem(self, text: str) -> Optional[str]:
         if text == "" and self.empty:
             return None
         items = text.split(",") if self.several else [text]
@@ -122,7 +124,7 @@ class Duration:
     _FORM = re.compile(r"[0-9]+(:[0-9]+){0,2}(\.[0-9]+)?")
     accepted = "a duration [[HH:]MM:]SS (e.g. 600, 10:00, 01:00:00)"
 
-    def problem(self, text):
+    def problem(self, text: str) -> Optional[str]:
         if self._FORM.fullmatch(text):
             return None
         return "%r is not a duration" % text
@@ -134,7 +136,7 @@ class Size:
     _FORM = re.compile(r"[0-9]+([kKmMgGtTpP][bBwW]?|[bBwW])?")
     accepted = "a size: a whole number with an optional unit b, kb, mb, gb, tb, pb (or w, kw, ...)"
 
-    def problem(self, text):
+    def problem(self, text: str) -> Optional[str]:
         if self._FORM.fullmatch(text):
             return None
         return "%r is not a size" % text
@@ -146,7 +148,7 @@ class QsubArguments:
     accepted = ("qsub options only, as qsub parses them (e.g. -r n -W umask=022 "
                 "-W tolerate_node_failures=job_start)")
 
-    def problem(self, text):
+    def problem(self, text: str) -> Optional[str]:
         try:
             parse_qsub_arguments(text, check_tolerate=True)
         except QsubArgumentsError as exc:
@@ -158,10 +160,11 @@ class ObjectName:
     """The name of an existing object of ``object_type`` (``default_queue``): its form is
     checked here with the caller's name rule, its existence by the caller (one read)."""
 
-    def __init__(self, object_type):
+    def __init__(self, object_type: str) -> None:
         self.object_type = object_type
 
-    def problem(self, text, name_problem):
+    def problem(self, text: str,
+                name_problem: Callable[[str, str], Optional[str]]) -> Optional[str]:
         return name_problem(self.object_type, text)
 
 
@@ -270,7 +273,7 @@ LISTED_DEFAULTS = {
 }
 
 
-def attribute_kind(object_type, attribute):
+def attribute_kind(object_type: str, attribute: str) -> Any:
     """The kind of ``attribute`` (``name`` or ``name.resource``) of ``object_type``, or None
     when this collection does not know it."""
     base, dot, resource = attribute.partition(".")
@@ -281,7 +284,8 @@ def attribute_kind(object_type, attribute):
     return ATTRIBUTE_KINDS.get(object_type, {}).get(attribute)
 
 
-def value_problem(object_type, attribute, text, operator, name_problem):
+def value_problem(object_type: str, attribute: str, text: str, operator: str,
+                  name_problem: Callable[[str, str], Optional[str]]) -> Optional[str]:
     """Why ``text`` (str) cannot be written to ``attribute`` with ``operator`` (``=``, ``+=``,
     ``-=``), or None. ``name_problem(object_type, name)`` checks object names (for
     ``default_queue``). Unknown attributes give None; ``+=``/``-=`` on a list kind check the
@@ -306,13 +310,13 @@ def value_problem(object_type, attribute, text, operator, name_problem):
         object_type, attribute, problem, kind.accepted)
 
 
-def listed_default(object_type, attribute):
+def listed_default(object_type: str, attribute: str) -> Optional[str]:
     """The text qmgr lists for ``attribute`` after it was unset, or None when it then
     disappears from the listing."""
     return LISTED_DEFAULTS.get(object_type, {}).get(attribute)
 
 
-def same_text(object_type, attribute, desired, current):
+def same_text(object_type: str, attribute: str, desired: str, current: Optional[str]) -> bool:
     """Whether the desired text and the listed text ``current`` mean the same value (booleans
     by truth, everything else exactly); ``current`` None (unset) never matches."""
     if current is None:

@@ -19,6 +19,7 @@ Standard library only.
 import getopt
 import re
 import shlex
+from typing import List, Optional, Sequence, Tuple
 
 # getopt string of the options qsub accepts (those with ``:`` take a value).
 QSUB_OPTSTRING = "a:A:c:C:e:fhIj:J:k:l:m:M:N:o:p:P:q:r:R:S:u:v:VW:Xz"
@@ -33,7 +34,7 @@ class QsubArgumentsError(ValueError):
     """The text cannot be parsed as qsub arguments, or an edit would not parse back."""
 
 
-def split_w_items(value):
+def split_w_items(value: str) -> List[str]:
     """Items of a ``-W`` value split on commas outside quotes (qsub's ``comma_token``).
 
     Returns a list of str; raises :class:`QsubArgumentsError` for an unbalanced quote.
@@ -60,7 +61,7 @@ def split_w_items(value):
     return items
 
 
-def parse_qsub_arguments(text, check_tolerate=True):
+def parse_qsub_arguments(text: str, check_tolerate: bool = True) -> List[List[str]]:
     """Parse ``default_qsub_arguments`` text as qsub would.
 
     Returns a list of ``[option, value]`` pairs in order (``value`` is ``""`` for a flag
@@ -97,7 +98,7 @@ def parse_qsub_arguments(text, check_tolerate=True):
     return [[option, value] for option, value in options]
 
 
-def tolerate_value(options):
+def tolerate_value(options: Sequence[Sequence[str]]) -> Optional[str]:
     """The effective ``tolerate_node_failures`` of parsed options (the last one given), or
     None when no ``-W`` item sets it."""
     found = None
@@ -110,7 +111,7 @@ def tolerate_value(options):
     return found
 
 
-def with_tolerate(options, value):
+def with_tolerate(options: Sequence[Sequence[str]], value: Optional[str]) -> List[List[str]]:
     """New option list with every tolerate item removed and, when ``value`` is not None,
     ``tolerate_node_failures=value`` put where the first one was (or a new ``-W`` at the
     end). Other options and other ``-W`` items keep their order and text."""
@@ -136,7 +137,7 @@ def with_tolerate(options, value):
     return result
 
 
-def quote_token(token):
+def quote_token(token: str) -> str:
     """``token`` as one shell word: bare when it only holds ``[A-Za-z0-9_.@%+=:,/-]``,
     else in double quotes (as PBS's own ``print server`` shows values). Raises
     :class:`QsubArgumentsError` for text that double quotes cannot hold literally."""
@@ -147,7 +148,7 @@ def quote_token(token):
     return '"%s"' % token
 
 
-def render_options(options):
+def render_options(options: Sequence[Sequence[str]]) -> str:
     """Text of an option list: ``-X value`` words joined by single spaces."""
     words = []
     for option, value in options:
@@ -157,7 +158,7 @@ def render_options(options):
     return " ".join(words)
 
 
-def edit_default_qsub_arguments(current, value):
+def edit_default_qsub_arguments(current: Optional[str], value: Optional[str]) -> Tuple[str, bool]:
     """Return ``(new_text, changed)`` for setting (``value`` in :data:`TOLERATE_VALUES`) or
     removing (``value`` None) the tolerate part of ``current`` (str or None = unset).
 

@@ -9,6 +9,8 @@ One place for the rule, used by the rollout role's first look (every mom at once
 controller) and by its batches (each host again when its batch starts).
 """
 
+from typing import Any, List, Mapping
+
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import mom_hook_differences
 
 HOOK_FILES_DIFFER = "hook files differ: "
@@ -19,7 +21,7 @@ VNODE_UNKNOWN = "vnode unknown to the server"
 LEFT_OFFLINE = "left offline by a rollout"
 
 
-def hook_files_differ(server_files, mom_files):
+def hook_files_differ(server_files: Mapping[str, str], mom_files: Mapping[str, str]) -> List[str]:
     """The hook files whose mom copy is not the server's (every hook of ``server_files``
     required, by :func:`hooks.mom_hook_differences`).
 
@@ -32,7 +34,8 @@ def hook_files_differ(server_files, mom_files):
     return mom_hook_differences(server_files, mom_files or {}, [name.rsplit(".", 1)[0] for name in server_files])
 
 
-def mom_work(look, server_files, vnode, comment_prefix):
+def mom_work(look: Mapping[str, Any], server_files: Mapping[str, str], vnode: Mapping[str, Any],
+             comment_prefix: str) -> List[str]:
     """Why a mom goes through the rollout's batches, ``[]`` when it is already done.
 
     :param look: the result ``hpc.pbs.cluster_info`` registered on the mom with

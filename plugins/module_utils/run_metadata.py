@@ -15,17 +15,18 @@ import json
 import os
 import re
 import socket
+from typing import Any, Dict, List, Optional, Union
 
 UNKNOWN = "unknown"
 _VERSION_LINE = re.compile(r"^version:\s*['\"]?([^'\"\s#]+)", re.M)
 
 
-def utc_now():
+def utc_now() -> str:
     """The current time in UTC as ISO 8601 text with a ``Z`` (seconds precision)."""
     return datetime.datetime.utcnow().replace(microsecond=0).isoformat() + "Z"
 
 
-def collection_version(root):
+def collection_version(root: str) -> str:
     """The version of the collection whose top directory is ``root``: ``MANIFEST.json``'s
     (an installed collection), else ``galaxy.yml``'s (a source checkout), else
     ``"unknown"``."""
@@ -44,7 +45,7 @@ def collection_version(root):
     return UNKNOWN
 
 
-def current_user():
+def current_user() -> str:
     """The login name running the controller process, ``"unknown"`` when none can be told."""
     try:
         return getpass.getuser()
@@ -53,7 +54,8 @@ def current_user():
         return UNKNOWN
 
 
-def run_metadata(started, check_mode, inventory_sources, ansible_version, root, ended=None):
+def run_metadata(started: str, check_mode: bool, inventory_sources: Union[str, List[str], None],
+                 ansible_version: str, root: str, ended: Optional[str] = None) -> Dict[str, Any]:
     """The run metadata (dict, JSON-ready).
 
     :param started: when the run started (text, ISO 8601), as the playbook noted it.

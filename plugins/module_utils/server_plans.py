@@ -5,6 +5,8 @@ options ``plan_hooks`` / ``plan_objects``): what ``hpc.pbs.hook`` (state present
 (:mod:`hook_plan`, :mod:`qmgr_plan`), nothing written. A plan that cannot be made is a
 failed plan in the result, not a failed module: an audit reports it as drift."""
 
+from typing import Any, Dict, List, Tuple
+
 from ansible.module_utils.common.text.converters import to_bytes
 
 from ansible_collections.hpc.pbs.plugins.module_utils.hook_plan import (
@@ -33,7 +35,7 @@ def _failed(plan, exc):
     return plan
 
 
-def hook_plan(module, paths, qmgr, params):
+def hook_plan(module: Any, paths: Any, qmgr: Any, params: Dict[str, Any]) -> Dict[str, Any]:
     """The plan of one hook task ``params`` (HOOK_PLAN_OPTIONS): ``object`` ("hook NAME" or
     "pbshook NAME"), ``failed`` (and ``msg`` when true), ``changed``, ``commands``, ``diff``
     (as hpc.pbs.hook --diff: the attributes, then each file that would change) and, when a
@@ -79,7 +81,7 @@ def hook_plan(module, paths, qmgr, params):
     return plan
 
 
-def object_plan(qmgr, params):
+def object_plan(qmgr: Any, params: Dict[str, Any]) -> Dict[str, Any]:
     """The plan of one qmgr task ``params`` (OBJECT_PLAN_OPTIONS; ``sched`` defaults to
     ``default``, ``server`` to the default server): ``object`` ("sched default",
     "server"), ``failed`` (and ``msg``), ``changed``, ``commands``, ``diff`` (as
@@ -103,7 +105,8 @@ def object_plan(qmgr, params):
     return plan
 
 
-def server_plans(module, paths, hooks, objects):
+def server_plans(module: Any, paths: Any, hooks: List[Dict[str, Any]],
+                 objects: List[Dict[str, Any]]) -> Tuple[List[Dict[str, Any]], List[Dict[str, Any]]]:
     """``(hook_plans, object_plans)``: the plans of ``hooks`` and ``objects`` (lists of
     option dicts), in their order."""
     qmgr = Qmgr.for_paths(module, paths)
