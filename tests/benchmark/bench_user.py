@@ -5,7 +5,7 @@ Not a test: it measures and reports, it asserts nothing (exit 1 only when a run 
 Usage::
 
     bench_user.py [--moms 8,32] [--backend mock] [--repeat 3]
-                  [--modes checkout,user,user-fresh-cp,user-pipelining,user-play-pipelining]
+                  [--modes checkout,user,user-fresh-cp,user-pipelining,user-no-play-pipelining]
                   [--workdir DIR] [--keep] [--json FILE]
 
 ``make bench`` (bench_rollout.py) runs the checkout's playbooks with the repository's
@@ -26,9 +26,9 @@ one thing, side by side on the same cluster, in alternation:
   does): the share of the connections kept between runs;
 - ``user-pipelining``: ``user`` with ``ANSIBLE_PIPELINING=True`` for both runs (what a
   site's ansible.cfg ``[ssh_connection] pipelining = True`` gives);
-- ``user-play-pipelining``: ``user`` with a copy of the installed collection whose every
-  play sets ``ansible_pipelining: true`` in its ``vars`` (what the collection's own
-  playbooks could set); ping is unchanged (the user's own ``ansible`` run).
+- ``user-no-play-pipelining``: ``user`` with ``-e hpc_pbs_pipelining=false`` for site.yml:
+  the collection's plays without the pipelining they set (playbooks/vars/connection.yml);
+  ping is unchanged (the user's own ``ansible`` run).
 
 The cluster's inventory (``tests/integration/cluster up``; ``HPC_PBS_CLUSTER_NET`` is
 honoured) sets the interpreter and the SSH host-key options, as a site's inventory would.
@@ -56,13 +56,12 @@ import sys
 import tempfile
 import time
 
-import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 CLUSTER = os.path.join(REPO, "tests", "integration", "cluster")
 BIN = os.path.dirname(sys.executable)
-MODES = ("checkout", "user", "user-fresh-cp", "user-pipelining", "user-play-pipelining")
+MODES = ("checkout", "user", "user-fresh-cp", "user-pipelining", "user-no-play-pipelining")
 DEFAULT_MODES = MODES[1:]  # checkout: make bench's way; alternated with a build of a live checkout it can flip files
 FORKS = "10"
 EXEC_LINE = re.compile(r"^<[^>]+> SSH: EXEC ", re.M)
@@ -111,18 +110,6 @@ def positive_int(text):
     if value < 1:
         raise argparse.ArgumentTypeError("must be at least 1, not %d" % value)
     return value
-
-
-def set_play_vars(text, variables):
-    """The playbook YAML ``text`` with ``variables`` added to every play's ``vars`` (a play:
-    a mapping with ``hosts``; ``import_playbook`` entries are left alone). Returns YAML."""
-    plays = yaml.safe_load(text)
-    for play in plays or []:
-        if isinstance(play, dict) and "hosts" in play:
-            merged = dict(play.get("vars") or {})
-            merged.update(variables)
-            play["vars"] = merged
-    return yaml.safe_dump(plays, default_flow_style=False, sort_keys=False)
 
 
 def summarize(rounds, modes):
@@ -190,29 +177,21 @@ def clean_env():
 
 
 def install_collection(root):
-    """Build the checkout's collection and install it under ``root/installed``; a copy whose
-    plays set ``ansible_pipelining: true`` under ``root/play-pipelining``. Returns
-    ``{"user": collections path, "play-pipelining": collections path}``."""
+    """Build the checkout's collection and install it under ``root/installed``: that
+    collections path."""
     build_dir = os.path.join(root, "artifact")
     os.makedirs(build_dir)
-    for argv in ([os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--output-path", build_dir, REPO],):
-        proc = subprocess.run(argv, cwd=root, env=clean_env(), capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            raise BenchError("%s failed: %s%s" % (shlex.join(argv), proc.stdout, proc.stderr))
-    artifact = glob.glob(os.path.join(build_dir, "hpc-pbs-*.tar.gz"))[0]
-    paths = {"user": os.path.join(root, "installed"), "play-pipelining": os.path.join(root, "play-pipelining")}
-    argv = [os.path.join(BIN, "ansible-galaxy"), "collection", "install", "--offline", "-p", paths["user"], artifact]
+    argv = [os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--output-path", build_dir, REPO]
     proc = subprocess.run(argv, cwd=root, env=clean_env(), capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise BenchError("%s failed: %s%s" % (shlex.join(argv), proc.stdout, proc.stderr))
-    shutil.copytree(paths["user"], paths["play-pipelining"], symlinks=True)
-    playbooks = os.path.join(paths["play-pipelining"], "ansible_collections", "hpc", "pbs", "playbooks")
-    for path in glob.glob(os.path.join(playbooks, "*.yml")):
-        with open(path) as handle:
-            text = handle.read()
-        with open(path, "w") as handle:
-            handle.write(set_play_vars(text, {"ansible_pipelining": True}))
-    return paths
+    artifact = glob.glob(os.path.join(build_dir, "hpc-pbs-*.tar.gz"))[0]
+    path = os.path.join(root, "installed")
+    argv = [os.path.join(BIN, "ansible-galaxy"), "collection", "install", "--offline", "-p", path, artifact]
+    proc = subprocess.run(argv, cwd=root, env=clean_env(), capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise BenchError("%s failed: %s%s" % (shlex.join(argv), proc.stdout, proc.stderr))
+    return path
 
 
 class Modes:
@@ -249,8 +228,9 @@ class Modes:
                 env["ANSIBLE_COLLECTIONS_PATH"] = link
             return argv, env, REPO
         argv += ["-f", FORKS]
-        env["ANSIBLE_COLLECTIONS_PATH"] = self.collections[
-            "play-pipelining" if mode == "user-play-pipelining" else "user"]
+        if mode == "user-no-play-pipelining" and kind == "site":
+            argv += ["-e", "hpc_pbs_pipelining=false"]
+        env["ANSIBLE_COLLECTIONS_PATH"] = self.collections
         if mode == "user-pipelining":
             env["ANSIBLE_PIPELINING"] = "True"
         return argv, env, self.cwd

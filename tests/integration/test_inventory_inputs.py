@@ -57,6 +57,9 @@ CASES = [
      ["site_cgroup_resize (for pbs-server): 'yes please' " + NOT_BOOL]),
     ("site-bool-enabled", "site.yml", {"site_cray_atom": "enabled"}, {}, {},
      ["site_cray_atom (for pbs-server): 'enabled' " + NOT_BOOL]),
+    # Every playbook's plays take ansible_pipelining from it (playbooks/vars/connection.yml).
+    ("rollout-pipelining-word", "rollout.yml", {}, {"mom2": {"hpc_pbs_pipelining": "sometimes"}}, {},
+     ["hpc_pbs_pipelining (for mom2): 'sometimes' " + NOT_BOOL]),
     # Checked by the role's argument spec (Ansible's strict boolean()).
     ("site-bool-two", "site.yml", {"reliable_job_startup_hook_enabled": "2"}, {}, {},
      ["argument 'reliable_job_startup_hook_enabled'", "The value '2' is not a valid boolean. Valid booleans include"]),
@@ -192,7 +195,8 @@ def test_values_for_every_host_pass_the_checks(cluster, env, tmp_path, refused):
     inventory = make_inventory(cluster, str(tmp_path / "inventory"), {
         "reliable_job_startup_hook_order": 5, "site_cray_atom": "no", "site_cgroup_resize": "False",
         "reliable_job_startup_hook_enabled": "yes", "audit_fail_on_drift": "off", "audit_report_path": report,
-        "rollout_drain": "n", "recover_queues": ["workq"]}, {SERVER: {"site_tolerate_node_failures": "job_start"}})
+        "rollout_drain": "n", "recover_queues": ["workq"], "hpc_pbs_pipelining": "off"},
+        {SERVER: {"site_tolerate_node_failures": "job_start"}})
     rc, output, _counts = run(env, inventory, "audit.yml", {}, str(tmp_path))
     assert rc == 0, output[-4000:]
     assert os.path.exists(report), output[-4000:]

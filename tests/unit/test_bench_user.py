@@ -1,11 +1,10 @@
 """The pure parts of tests/benchmark/bench_user.py (site.yml against ping, run the way a
-user runs the installed collection): the modes' command lines and settings, the playbook
-copy whose plays set pipelining, the rotation and the figures."""
+user runs the installed collection): the modes' command lines and settings, the rotation
+and the figures."""
 import os
 import sys
 
 import pytest
-import yaml
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tests", "benchmark"))
@@ -28,31 +27,11 @@ def test_mode_list_and_int_list_refuse_unknown_values():
             bench_user.int_list(bad)
 
 
-PLAYBOOK = """- name: First
-  hosts: pbs_server
-  gather_facts: false
-  vars:
-    keep: "{{ other }}"
-  tasks: []
-- name: Second
-  hosts: pbs_mom
-  tasks: []
-- ansible.builtin.import_playbook: cray_atom.yml
-"""
-
-
-def test_set_play_vars_adds_to_every_play_and_leaves_imports_alone():
-    plays = yaml.safe_load(bench_user.set_play_vars(PLAYBOOK, {"ansible_pipelining": True}))
-    assert plays[0]["vars"] == {"keep": "{{ other }}", "ansible_pipelining": True}
-    assert plays[1]["vars"] == {"ansible_pipelining": True}
-    assert plays[2] == {"ansible.builtin.import_playbook": "cray_atom.yml"}
-
-
 @pytest.fixture
 def modes(tmp_path, monkeypatch):
     monkeypatch.setenv("ANSIBLE_CONFIG", "/somewhere/ansible.cfg")
     monkeypatch.setenv("ANSIBLE_PIPELINING", "True")
-    return bench_user.Modes(str(tmp_path), "/inv.ini", {"user": "/c/user", "play-pipelining": "/c/pp"})
+    return bench_user.Modes(str(tmp_path), "/inv.ini", "/c/user")
 
 
 def test_user_mode_runs_the_installed_playbook_with_no_ansible_settings_of_its_own(modes):
@@ -68,8 +47,9 @@ def test_user_mode_runs_the_installed_playbook_with_no_ansible_settings_of_its_o
 def test_variants_change_one_thing_each(modes):
     assert modes.command("user-pipelining", "site")[1]["ANSIBLE_PIPELINING"] == "True"
     assert modes.command("user-pipelining", "ping")[1]["ANSIBLE_PIPELINING"] == "True"
-    assert modes.command("user-play-pipelining", "site")[1]["ANSIBLE_COLLECTIONS_PATH"] == "/c/pp"
-    assert "ANSIBLE_PIPELINING" not in modes.command("user-play-pipelining", "ping")[1]
+    argv, env, _cwd = modes.command("user-no-play-pipelining", "site")
+    assert argv[-2:] == ["-e", "hpc_pbs_pipelining=false"] and env["ANSIBLE_COLLECTIONS_PATH"] == "/c/user"
+    assert modes.command("user-no-play-pipelining", "ping")[0] == modes.command("user", "ping")[0]
     argv, env, cwd = modes.command("checkout", "site")
     assert argv[-1] == os.path.join(REPO, "playbooks", "site.yml") and "-f" not in argv
     assert env["ANSIBLE_CONFIG"] == os.path.join(REPO, "ansible.cfg") and cwd == REPO
