@@ -28,7 +28,7 @@ description:
     / C(copy .PY) / C(copy .CF)) per file of the hook whose copy in the mom's
     C(mom_priv/hooks) is not the server's C(server_priv/hooks) file, compared by SHA-256 -
     desired C(sha256 <hex>) of the server's file or C((not on the server)), actual the
-    mom's or C((missing)). Rows are sorted by file name within a hook.
+    mom's or C((missing)); within a hook C(.HK), C(.PY), then C(.CF).
 positional: _input, reads, server_read
 options:
   _input:

@@ -16,6 +16,7 @@ import re
 
 from ansible_collections.hpc.pbs.plugins.module_utils.effective_timeouts import (
     OPTIONS, configured_value)
+from ansible_collections.hpc.pbs.plugins.module_utils.health import HOOK_FILE_SUFFIXES
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config import current_options
 
 # The row of a plan the module could not make: desired, and how much of its message is kept.
@@ -146,18 +147,15 @@ def _read(info):
     return isinstance(info, dict) and not info.get("failed") and not info.get("skipped")
 
 
-def _hook_entries(files, name):
-    return [entry for entry in files if entry.rsplit(".", 1)[0] == name]
-
-
 def mom_rows(mom, info, hook_names, server_files):
     """The drift rows of one mom: none when its read ``info`` (hpc.pbs.cluster_info's
     result) failed or did not run. With its ``mom_plan``, one row per option of
     :data:`effective_timeouts.OPTIONS` whose line hpc.pbs.mom_config would change (the last
     line of an option wins; no line shows the value the mom derives, from ``mom``); then,
-    for each hook of ``hook_names``, one row per file of the hook (``server_files`` /
-    the mom's ``health.hook_files.mom``: ``{"NAME.EXT": sha256}``, the files
-    hpc.pbs.cluster_info hashes) whose copy differs from the server's."""
+    for each hook of ``hook_names``, one row per file of the hook (each suffix of
+    :data:`health.HOOK_FILE_SUFFIXES`, the files hpc.pbs.cluster_info hashes;
+    ``server_files`` / the mom's ``health.hook_files.mom``: ``{"NAME.EXT": sha256}``) whose
+    copy differs from the server's."""
     if not _read(info):
         return []
     rows = []
@@ -177,11 +175,11 @@ def mom_rows(mom, info, hook_names, server_files):
     server_files = server_files or {}
     copies = ((info.get("health") or {}).get("hook_files") or {}).get("mom") or {}
     for name in hook_names:
-        for entry in sorted(set(_hook_entries(server_files, name)) | set(_hook_entries(copies, name))):
-            server = server_files.get(entry)
-            copy = copies.get(entry)
+        for suffix in HOOK_FILE_SUFFIXES:
+            server = server_files.get(name + suffix)
+            copy = copies.get(name + suffix)
             if server != copy:
-                rows.append(_row(mom, "hook " + name, "copy " + entry[len(name):],
+                rows.append(_row(mom, "hook " + name, "copy " + suffix,
                                  "sha256 " + server if server else NOT_ON_SERVER,
                                  "sha256 " + copy if copy else MISSING))
     return rows

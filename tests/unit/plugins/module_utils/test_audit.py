@@ -198,9 +198,11 @@ def test_hook_copy_rows_by_sha256_for_the_audited_hooks_only():
            "rjs.OLD": "1" * 64}
     rows = mom_rows("mom1", {"failed": False, "health": {"hook_files": {"mom": mom}}}, ["rjs"], server)
     assert rows == [
-        row("hook rjs", "copy .CF", "sha256 " + "c" * 64, "(missing)", host="mom1"),
         row("hook rjs", "copy .HK", "sha256 " + "a" * 64, "sha256 " + "e" * 64, host="mom1"),
-        row("hook rjs", "copy .OLD", "(not on the server)", "sha256 " + "1" * 64, host="mom1")]
+        row("hook rjs", "copy .CF", "sha256 " + "c" * 64, "(missing)", host="mom1")]
+    del server["rjs.CF"]
+    assert mom_rows("mom1", {"health": {"hook_files": {"mom": dict(mom, **{"rjs.CF": "2" * 64})}}}, ["rjs"],
+                    server)[1:] == [row("hook rjs", "copy .CF", "(not on the server)", "sha256 " + "2" * 64, host="mom1")]
 
 
 @pytest.mark.parametrize("read", [None, {"failed": True, "msg": "unreachable"}, {"skipped": True}])
