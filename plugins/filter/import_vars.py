@@ -63,7 +63,9 @@ options:
     required: true
   hook_files:
     description:
-      - C(hooks) - hook name -> C(body) and C(config), the text of its C(NAME.PY) and C(NAME.CF) on the server (C(null) when missing), for the hooks of C(read_hooks).
+      - >-
+        C(hooks) - hook name -> C(body) and C(config), the text of its C(NAME.PY) and C(NAME.CF)
+        on the server (C(null) when missing), for the hooks of C(read_hooks).
       - Or C(body) and C(config) alone - those of the reliable_job_startup hook.
       - C(null) (the default) before they are read - only C(hook_name) and C(read_hooks) are then of use.
     type: dict
@@ -73,7 +75,9 @@ options:
     default: pbs_server
   import_dir:
     description:
-      - The absolute path on the controller the files are written under; C(reliable_job_startup_hook_body_src) is then the absolute path of the body written there.
+      - >-
+        The absolute path on the controller the files are written under;
+        C(reliable_job_startup_hook_body_src) is then the absolute path of the body written there.
       - C(null) (the default) - that path is relative to the import directory.
     type: path
 """
