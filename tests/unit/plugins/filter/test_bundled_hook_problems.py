@@ -11,11 +11,13 @@ from ansible_collections.hpc.pbs.plugins.lookup.bundled_hook import LookupModule
 from ansible_collections.hpc.pbs.plugins.plugin_utils import bundled_hooks
 
 REPO = Path(__file__).resolve().parents[4]
-HOOKS = ("cgroup_resize", "cray_atom", "reliable_job_startup")
+HOOKS = tuple(bundled_hooks.bundled_hook_names())
 
 
-def test_the_bundled_hooks_are_the_three_of_files_hooks():
-    assert bundled_hooks.bundled_hook_names() == list(HOOKS)
+def test_the_bundled_hooks_are_those_of_files_hooks():
+    hooks_dir = REPO / "files" / "hooks"
+    assert list(HOOKS) == sorted(path.name[:-len(".schema.json")] for path in hooks_dir.glob("*.schema.json"))
+    assert {"reliable_job_startup", "cray_atom", "cgroup_resize"} <= set(HOOKS)
     assert Path(bundled_hooks.HOOKS_DIR).resolve() == REPO / "files" / "hooks"
 
 
@@ -78,8 +80,7 @@ def test_a_config_that_is_not_a_dict_is_named():
 
 
 @pytest.mark.parametrize("settings, hook, error", [
-    ({"config": {}}, "atom", "'atom' is not a bundled hook; the bundled hooks (files/hooks) are cgroup_resize, "
-                             "cray_atom, reliable_job_startup"),
+    ({"config": {}}, "atom", "'atom' is not a bundled hook; the bundled hooks (files/hooks) are %s" % ", ".join(HOOKS)),
     ({"hook_freq": 5}, "cray_atom", "unknown key(s) hook_freq; known keys: hook_name, hook_order, hook_alarm, config"),
     (["hook_name"], "cray_atom", "the input must be a dict"),
 ])
