@@ -27,6 +27,7 @@ OBJECT_BASE_LEFT = {
     ("filter/audit_drift_rows.py", "FilterModule"),
     ("filter/audit_mom_rows.py", "FilterModule"),
     ("filter/audit_timeout_rows.py", "FilterModule"),
+    ("filter/bundled_hook_problems.py", "FilterModule"),
 }
 
 
