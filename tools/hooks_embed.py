@@ -16,10 +16,10 @@ that uses a keyword the validator does not know, a pattern it cannot read or a d
 config key the schema does not name is refused (exit 2): nothing is written.
 """
 import argparse
+import ast
 import importlib.util
 import json
 import os
-import pprint
 import sys
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
@@ -125,6 +125,29 @@ def default_config(name, schema):
     return defaults
 
 
+def literal(value, indent=0):
+    """``value`` (JSON data) as a Python literal, a dict or list of several items one item a
+    line with hanging indents (PEP 8 clean), keys in the order of the file."""
+    inner = " " * (indent + 4)
+    if isinstance(value, dict) and value:
+        items = ["%s%r: %s" % (inner, key, literal(item, indent + 4)) for key, item in value.items()]
+        return "{\n" + ",\n".join(items) + ",\n" + " " * indent + "}"
+    if isinstance(value, list) and value:
+        flat = repr(value)
+        if len(flat) + indent < 80 and not any(isinstance(item, (dict, list)) for item in value):
+            return flat
+        return "[\n" + ",\n".join(inner + literal(item, indent + 4) for item in value) + ",\n" + " " * indent + "]"
+    return repr(value)
+
+
+def assignment(name, value):
+    """``<name> = <literal>``; raises EmbedError unless the literal reads back as ``value``."""
+    text = literal(value)
+    if ast.literal_eval(text) != value:
+        raise EmbedError("%s cannot be written as a Python literal" % name)
+    return "%s = %s\n" % (name, text)
+
+
 def block(name, validator=None):
     """The generated block of hook ``name``, from its BEGIN line to its END line included."""
     validator = validator or load_validator()
@@ -143,8 +166,8 @@ def block(name, validator=None):
     return "".join([
         BEGIN, ": written by tools/hooks_embed.py --write from %s.schema.json,\n" % name,
         "# %s.json and tools/hook_config_validator.py. Edit those and run it again, not this block.\n" % name,
-        "CONFIG_SCHEMA = ", pprint.pformat(config_schema, width=100), "\n",
-        "DEFAULT_CONFIG = ", pprint.pformat(defaults, width=100), "\n",
+        assignment("CONFIG_SCHEMA", config_schema),
+        assignment("DEFAULT_CONFIG", defaults),
         "\n\n", validator_code(), END, "\n"])
 
 

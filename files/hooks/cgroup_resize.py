@@ -68,29 +68,52 @@ KILL_POLL_SECONDS = 0.1
 
 # BEGIN GENERATED SCHEMA: written by tools/hooks_embed.py --write from cgroup_resize.schema.json,
 # cgroup_resize.json and tools/hook_config_validator.py. Edit those and run it again, not this block.
-CONFIG_SCHEMA = {'additionalProperties': False,
- 'properties': {'exclude_cpus': {'items': {'minimum': 0,
-                                           'type': 'integer',
-                                           'x-must-be': 'a CPU number >= 0'},
-                                 'type': 'array',
-                                 'uniqueItems': True,
-                                 'x-must-be': 'a list of CPU numbers >= 0'},
-                'kill_timeout': {'minimum': 0,
-                                 'type': 'number',
-                                 'x-must-be': 'a number of seconds >= 0'},
-                'mounts_file': {'pattern': '^/', 'type': 'string', 'x-must-be': 'an absolute path'},
-                'prefix': {'not': {'pattern': '(^|/)\\.\\.(/|$)'},
-                           'pattern': '^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$',
-                           'type': 'string',
-                           'x-must-be': 'a relative cgroup path of letters, digits, _ . - and /, '
-                                        "without '..'"},
-                'root': {'pattern': '^/', 'type': 'string', 'x-must-be': 'an absolute path'}},
- 'type': 'object'}
-DEFAULT_CONFIG = {'exclude_cpus': [],
- 'kill_timeout': 10,
- 'mounts_file': '/proc/self/mounts',
- 'prefix': 'pbs_jobs',
- 'root': '/sys/fs/cgroup'}
+CONFIG_SCHEMA = {
+    'type': 'object',
+    'additionalProperties': False,
+    'properties': {
+        'root': {
+            'type': 'string',
+            'pattern': '^/',
+            'x-must-be': 'an absolute path',
+        },
+        'prefix': {
+            'type': 'string',
+            'pattern': '^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$',
+            'not': {
+                'pattern': '(^|/)\\.\\.(/|$)',
+            },
+            'x-must-be': "a relative cgroup path of letters, digits, _ . - and /, without '..'",
+        },
+        'mounts_file': {
+            'type': 'string',
+            'pattern': '^/',
+            'x-must-be': 'an absolute path',
+        },
+        'exclude_cpus': {
+            'type': 'array',
+            'items': {
+                'type': 'integer',
+                'minimum': 0,
+                'x-must-be': 'a CPU number >= 0',
+            },
+            'uniqueItems': True,
+            'x-must-be': 'a list of CPU numbers >= 0',
+        },
+        'kill_timeout': {
+            'type': 'number',
+            'minimum': 0,
+            'x-must-be': 'a number of seconds >= 0',
+        },
+    },
+}
+DEFAULT_CONFIG = {
+    'root': '/sys/fs/cgroup',
+    'prefix': 'pbs_jobs',
+    'mounts_file': '/proc/self/mounts',
+    'exclude_cpus': [],
+    'kill_timeout': 10,
+}
 
 
 _SCHEMA_TYPE_WORDS = {"integer": "an integer", "number": "a number", "string": "a string",

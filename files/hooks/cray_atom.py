@@ -62,22 +62,36 @@ DEFAULT_EXCLUSIVE = ("default_excl", "default_exclhost")
 
 # BEGIN GENERATED SCHEMA: written by tools/hooks_embed.py --write from cray_atom.schema.json,
 # cray_atom.json and tools/hook_config_validator.py. Edit those and run it again, not this block.
-CONFIG_SCHEMA = {'additionalProperties': False,
- 'properties': {'delete_timeout': {'exclusiveMinimum': 0,
-                                   'type': 'number',
-                                   'x-must-be': 'a number of seconds > 0'},
-                'post_timeout': {'exclusiveMinimum': 0,
-                                 'type': 'number',
-                                 'x-must-be': 'a number of seconds > 0'},
-                'require_socket': {'type': 'boolean'},
-                'unix_socket_file': {'pattern': '^/[^\\u0000]*$',
-                                     'type': 'string',
-                                     'x-must-be': 'an absolute path'}},
- 'type': 'object'}
-DEFAULT_CONFIG = {'delete_timeout': 30,
- 'post_timeout': 30,
- 'require_socket': False,
- 'unix_socket_file': '/var/run/atomd/atomd.sock'}
+CONFIG_SCHEMA = {
+    'type': 'object',
+    'additionalProperties': False,
+    'properties': {
+        'post_timeout': {
+            'type': 'number',
+            'exclusiveMinimum': 0,
+            'x-must-be': 'a number of seconds > 0',
+        },
+        'delete_timeout': {
+            'type': 'number',
+            'exclusiveMinimum': 0,
+            'x-must-be': 'a number of seconds > 0',
+        },
+        'unix_socket_file': {
+            'type': 'string',
+            'pattern': '^/[^\\u0000]*$',
+            'x-must-be': 'an absolute path',
+        },
+        'require_socket': {
+            'type': 'boolean',
+        },
+    },
+}
+DEFAULT_CONFIG = {
+    'require_socket': False,
+    'post_timeout': 30,
+    'delete_timeout': 30,
+    'unix_socket_file': '/var/run/atomd/atomd.sock',
+}
 
 
 _SCHEMA_TYPE_WORDS = {"integer": "an integer", "number": "a number", "string": "a string",

@@ -74,46 +74,82 @@ RELEASE_NODES_RESULTS = []
 # hook. The generated validator below reads the schema's patterns itself.
 # BEGIN GENERATED SCHEMA: written by tools/hooks_embed.py --write from reliable_job_startup.schema.json,
 # reliable_job_startup.json and tools/hook_config_validator.py. Edit those and run it again, not this block.
-CONFIG_SCHEMA = {'$defs': {'single_increment': {'anyOf': [{'minimum': 1, 'type': 'integer'},
-                                          {'pattern': '^0*[1-9][0-9]*%?$',
-                                           'type': 'string',
-                                           'x-must-be': 'a whole number "N" or a percentage "N%" '
-                                                        'with N >= 1'}],
-                                'x-must-be': 'an integer >= 1 or a string "N" or "N%"'}},
- 'additionalProperties': False,
- 'properties': {'increment': {'anyOf': [{'$ref': '#/$defs/single_increment'},
-                                        {'additionalProperties': {'$ref': '#/$defs/single_increment'},
-                                         'minProperties': 1,
-                                         'propertyNames': {'pattern': '^[0-9]+$',
-                                                           'x-must-be': 'a chunk index (0, 1, '
-                                                                        '...)'},
-                                         'type': 'object'}],
-                              'x-must-be': 'an integer >= 1 or a string "N" or "N%", or a map '
-                                           '{"<chunk index>": increment}'},
-                'keep_select_resource': {'not': {'enum': ['select',
-                                                          'place',
-                                                          'nodes',
-                                                          'nodect',
-                                                          'ncpus',
-                                                          'mem']},
-                                         'pattern': '^[A-Za-z][A-Za-z0-9_-]*$',
-                                         'type': 'string',
-                                         'x-must-be': 'a resource name (a letter, then letters, '
-                                                      'digits, _ or -)'},
-                'offline_failed_vnodes': {'type': 'boolean'},
-                'queues': {'items': {'minLength': 1, 'type': 'string', 'x-must-be': 'a queue name'},
-                           'type': 'array',
-                           'uniqueItems': True,
-                           'x-must-be': 'a list of queue names'},
-                'record_failed_moms': {'type': 'boolean'},
-                'tolerate': {'enum': ['job_start', 'all']}},
- 'type': 'object'}
-DEFAULT_CONFIG = {'increment': 1,
- 'keep_select_resource': 'site',
- 'offline_failed_vnodes': True,
- 'queues': [],
- 'record_failed_moms': True,
- 'tolerate': 'job_start'}
+CONFIG_SCHEMA = {
+    'type': 'object',
+    'additionalProperties': False,
+    'properties': {
+        'tolerate': {
+            'enum': ['job_start', 'all'],
+        },
+        'increment': {
+            'anyOf': [
+                {
+                    '$ref': '#/$defs/single_increment',
+                },
+                {
+                    'type': 'object',
+                    'minProperties': 1,
+                    'propertyNames': {
+                        'pattern': '^[0-9]+$',
+                        'x-must-be': 'a chunk index (0, 1, ...)',
+                    },
+                    'additionalProperties': {
+                        '$ref': '#/$defs/single_increment',
+                    },
+                },
+            ],
+            'x-must-be': 'an integer >= 1 or a string "N" or "N%", or a map {"<chunk index>": increment}',
+        },
+        'keep_select_resource': {
+            'type': 'string',
+            'pattern': '^[A-Za-z][A-Za-z0-9_-]*$',
+            'not': {
+                'enum': ['select', 'place', 'nodes', 'nodect', 'ncpus', 'mem'],
+            },
+            'x-must-be': 'a resource name (a letter, then letters, digits, _ or -)',
+        },
+        'queues': {
+            'type': 'array',
+            'items': {
+                'type': 'string',
+                'minLength': 1,
+                'x-must-be': 'a queue name',
+            },
+            'uniqueItems': True,
+            'x-must-be': 'a list of queue names',
+        },
+        'offline_failed_vnodes': {
+            'type': 'boolean',
+        },
+        'record_failed_moms': {
+            'type': 'boolean',
+        },
+    },
+    '$defs': {
+        'single_increment': {
+            'anyOf': [
+                {
+                    'type': 'integer',
+                    'minimum': 1,
+                },
+                {
+                    'type': 'string',
+                    'pattern': '^0*[1-9][0-9]*%?$',
+                    'x-must-be': 'a whole number "N" or a percentage "N%" with N >= 1',
+                },
+            ],
+            'x-must-be': 'an integer >= 1 or a string "N" or "N%"',
+        },
+    },
+}
+DEFAULT_CONFIG = {
+    'tolerate': 'job_start',
+    'increment': 1,
+    'keep_select_resource': 'site',
+    'queues': [],
+    'offline_failed_vnodes': True,
+    'record_failed_moms': True,
+}
 
 
 _SCHEMA_TYPE_WORDS = {"integer": "an integer", "number": "a number", "string": "a string",
