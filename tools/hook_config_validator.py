@@ -87,14 +87,14 @@ def _pattern_parse(pattern, index, depth):
                 if pattern[index] == "]" and items:
                     break
                 if pattern[index] == "\\":
-                    (_, escaped), index = _pattern_escape(pattern, index + 1)
+                    (_unused, escaped), index = _pattern_escape(pattern, index + 1)
                     items.extend(escaped)
                     continue
                 low, index = pattern[index], index + 1
                 if pattern.startswith("-", index) and index + 1 < len(pattern) and pattern[index + 1] != "]":
                     high = pattern[index + 1]
                     if high == "\\":
-                        (_, escaped), index = _pattern_escape(pattern, index + 2)
+                        (_unused, escaped), index = _pattern_escape(pattern, index + 2)
                         high = escaped[0][0]
                     else:
                         index += 2
@@ -136,8 +136,7 @@ def _pattern_ends(sequence, position, text, start):
         yield start
         return
     node, low, high = sequence[position]
-    for end in _pattern_repeat(sequence, position, node, low, high, text, start, 0):
-        yield end
+    yield from _pattern_repeat(sequence, position, node, low, high, text, start, 0)
 
 
 def _pattern_repeat(sequence, position, node, low, high, text, start, count):
@@ -145,19 +144,16 @@ def _pattern_repeat(sequence, position, node, low, high, text, start, count):
         for end in _pattern_node_ends(node, text, start):
             if end == start and count >= low:
                 continue
-            for found in _pattern_repeat(sequence, position, node, low, high, text, end, count + 1):
-                yield found
+            yield from _pattern_repeat(sequence, position, node, low, high, text, end, count + 1)
     if count >= low:
-        for end in _pattern_ends(sequence, position + 1, text, start):
-            yield end
+        yield from _pattern_ends(sequence, position + 1, text, start)
 
 
 def _pattern_node_ends(node, text, start):
     kind = node[0]
     if kind == "group":
         for alternative in node[1]:
-            for end in _pattern_ends(alternative, 0, text, start):
-                yield end
+            yield from _pattern_ends(alternative, 0, text, start)
     elif kind == "^":
         if start == 0:
             yield start
@@ -182,7 +178,7 @@ def schema_pattern_search(pattern, text):
             raise ValueError("pattern %r: unbalanced )" % pattern)
         compiled = _SCHEMA_PATTERNS[pattern] = [(("group", alternatives), 1, 1)]
     for start in range(len(text) + 1):
-        for _ in _pattern_ends(compiled, 0, text, start):
+        for _unused in _pattern_ends(compiled, 0, text, start):
             return True
     return False
 

@@ -194,7 +194,7 @@ def stale(name, validator=None):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--check", action="store_true", help="exit 1 when a body's block is stale")
     mode.add_argument("--write", action="store_true", help="rewrite the stale blocks")

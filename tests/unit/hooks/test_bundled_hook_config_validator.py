@@ -45,12 +45,10 @@ def patterns_in(schema):
             if key == "pattern":
                 yield value
             else:
-                for found in patterns_in(value):
-                    yield found
+                yield from patterns_in(value)
     elif isinstance(schema, list):
         for item in schema:
-            for found in patterns_in(item):
-                yield found
+            yield from patterns_in(item)
 
 
 def test_the_tool_finds_every_bundled_hook(tool):

@@ -1,13 +1,13 @@
-"""Filter hpc.pbs.bundled_hook_problems and lookup hpc.pbs.bundled_hook: the one validate step
+"""Filters hpc.pbs.bundled_hook_problems and hpc.pbs.bundled_hook: the one validate step
 of the three roles that install a bundled hook, and the one place that finds files/hooks."""
 import json
 from pathlib import Path
 
 import pytest
-from ansible.errors import AnsibleFilterError, AnsibleLookupError
+from ansible.errors import AnsibleFilterError
 
 from ansible_collections.hpc.pbs.plugins.filter.bundled_hook_problems import FilterModule, bundled_hook_problems
-from ansible_collections.hpc.pbs.plugins.lookup.bundled_hook import LookupModule
+from ansible_collections.hpc.pbs.plugins.filter import bundled_hook as bundled_hook_filter
 from ansible_collections.hpc.pbs.plugins.plugin_utils import bundled_hooks
 
 REPO = Path(__file__).resolve().parents[4]
@@ -95,25 +95,21 @@ def test_the_filter_is_registered():
 
 
 @pytest.mark.parametrize("hook", HOOKS)
-def test_the_lookup_reads_each_part_of_a_bundled_hook(hook):
+def test_the_filter_reads_each_part_of_a_bundled_hook(hook):
     hooks_dir = REPO / "files" / "hooks"
-    lookup = LookupModule()
-    assert lookup.run([hook]) == [(hooks_dir / (hook + ".py")).read_text()]
-    assert lookup.run([hook], part="config") == [json.loads((hooks_dir / (hook + ".json")).read_text())]
-    assert lookup.run([hook], part="schema") == [json.loads((hooks_dir / (hook + ".schema.json")).read_text())]
-    assert Path(lookup.run([hook], part="path")[0]).resolve() == hooks_dir / (hook + ".py")
+    read = bundled_hook_filter.bundled_hook
+    assert read(hook) == (hooks_dir / (hook + ".py")).read_text()
+    assert read(hook, "config") == json.loads((hooks_dir / (hook + ".json")).read_text())
+    assert read(hook, "schema") == json.loads((hooks_dir / (hook + ".schema.json")).read_text())
+    assert Path(read(hook, "path")).resolve() == hooks_dir / (hook + ".py")
+    assert bundled_hook_filter.FilterModule().filters()["bundled_hook"] is read
 
 
-def test_the_lookup_names_the_bundled_hooks_for_another_term():
-    with pytest.raises(AnsibleLookupError, match="hpc.pbs.bundled_hook: 'atom' is not a bundled hook"):
-        LookupModule().run(["atom"])
-
-
-@pytest.mark.parametrize("kwargs, error", [
-    ({"part": "defaults"}, "part must be one of body, config, schema, path, not 'defaults'"),
-    ({"parts": "body"}, "unknown option(s) parts; the only option is part"),
+@pytest.mark.parametrize("hook, part, error", [
+    ("atom", "body", "'atom' is not a bundled hook; the bundled hooks (files/hooks) are "),
+    ("cray_atom", "defaults", "part must be one of body, config, schema, path, not 'defaults'"),
 ])
-def test_the_lookup_refuses_other_options(kwargs, error):
-    with pytest.raises(AnsibleLookupError) as raised:
-        LookupModule().run(["cray_atom"], **kwargs)
-    assert str(raised.value) == "hpc.pbs.bundled_hook: " + error
+def test_the_reading_filter_refuses_another_hook_or_part(hook, part, error):
+    with pytest.raises(AnsibleFilterError) as raised:
+        bundled_hook_filter.bundled_hook(hook, part)
+    assert str(raised.value).startswith("hpc.pbs.bundled_hook: " + error)
