@@ -102,7 +102,7 @@ def audit_drift_rows(host_info, host, tolerate=None, role_plans=None):
         raise AnsibleFilterError("audit_drift_rows: %s" % exc)
 
 
-class FilterModule(object):
+class FilterModule:
     """hpc.pbs filter that turns the audited server's plans into drift rows."""
 
     def filters(self):

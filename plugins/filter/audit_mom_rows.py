@@ -108,7 +108,7 @@ def audit_mom_rows(moms, reads, server_read, role_plans=None):
         raise AnsibleFilterError("audit_mom_rows: %s" % exc)
 
 
-class FilterModule(object):
+class FilterModule:
     """hpc.pbs filter that turns the moms' reads into drift rows."""
 
     def filters(self):

@@ -70,7 +70,7 @@ def audit_timeout_rows(moms, reads):
     return [row for mom, read in zip(moms, reads) for row in timeout_rows(mom, read)]
 
 
-class FilterModule(object):
+class FilterModule:
     """hpc.pbs filter that lists the moms' effective timeouts."""
 
     def filters(self):
