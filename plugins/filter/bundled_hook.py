@@ -70,7 +70,7 @@ def bundled_hook(hook, part="body"):
         raise AnsibleFilterError("hpc.pbs.bundled_hook: %s" % err)
 
 
-class FilterModule(object):
+class FilterModule:
     """hpc.pbs filter reading a bundled hook."""
 
     def filters(self):

@@ -144,7 +144,7 @@ def bundled_hook_problems(settings, hook, prefix=None):
     return problems
 
 
-class FilterModule(object):
+class FilterModule:
     """hpc.pbs filter for the settings of a bundled hook."""
 
     def filters(self):
