@@ -24,10 +24,6 @@ OBJECT_BASE_LEFT = {
     ("module_utils/hook_preflight.py", "Preflight"),
     ("filter/import_vars.py", "FilterModule"),
     ("filter/import_dir_problem.py", "FilterModule"),
-    ("filter/audit_drift_rows.py", "FilterModule"),
-    ("filter/audit_mom_rows.py", "FilterModule"),
-    ("filter/audit_timeout_rows.py", "FilterModule"),
-    ("filter/bundled_hook_problems.py", "FilterModule"),
 }
 
 
