@@ -542,6 +542,7 @@ def main(argv=None):
         command="bench_rollout.py " + shlex.join(sys.argv[1:] if argv is None else argv),
         machine=bench_report.machine_info(), ansible_core=ansible_core_version(),
         ansible_cfg=bench_report.ansible_cfg_settings(ANSIBLE_CFG), backends=[])
+
     def sizes(backend):
         return args.moms + ([m for m in args.mock_moms if m not in args.moms] if backend == "mock" else [])
 
