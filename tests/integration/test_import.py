@@ -284,6 +284,13 @@ def test_a_missing_hook_body_file_is_refused_naming_the_variable(handmade, env, 
     assert set(recap) == {SERVER, "mom1", "mom2"} and all(r["failed"] == 1 and r["changed"] == 0
                                                           for r in recap.values()), out
     assert snapshot(cluster) == before, "a refused run changed the cluster"
+    # site.yml runs the role's validate step, not main.yml: it stops there, before any change.
+    rc, out, recap = run(cluster.inventory, env, SITE, {"reliable_job_startup_hook_body_src": missing,
+                                                        "reliable_job_startup_job_launch_delay": 77})
+    assert rc != 0, out
+    assert "reliable_job_startup_hook_body_src %s: no such file on the controller" % json.dumps(missing) in out, out
+    assert all(r["changed"] == 0 for r in recap.values()), out
+    assert snapshot(cluster) == before, "a refused site.yml changed the cluster"
     rc, out, recap = run(cluster.inventory, env, AUDIT, {"reliable_job_startup_hook_body_src": missing,
                                                          "audit_report_path": str(tmp_path / "audit.json")})
     assert rc != 0 and "reliable_job_startup_hook_body_src %s: no such file" % json.dumps(missing) in out, out
