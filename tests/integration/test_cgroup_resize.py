@@ -142,9 +142,11 @@ def wait_gone(cluster, jobid):
     rjs_demo.wait_for(lambda: cluster.exec(SERVER, ["qstat", jobid]).returncode != 0, 120, "end of %s" % jobid)
 
 
+# The jobs sleep long enough for every probe of the running job to see it running on a
+# loaded machine (each probe is a few `cluster exec` calls, 2 s each at load 10).
 def test_padded_job_pruned_5_to_3_keeps_cgroups_only_where_it_runs(cluster):
     chunk = "ncpus=1:mem=%s" % MEM
-    jobid = submit(cluster, "sleep 15\n", "+".join([chunk] * 3))
+    jobid = submit(cluster, "sleep 45\n", "+".join([chunk] * 3))
     attrs = rjs_demo.wait_for(lambda: running_pruned(cluster, jobid), 90, "job running pruned")
     kept = hosts_of(attrs)
     assert len(kept) == 3
@@ -184,7 +186,7 @@ PINNED = "ncpus=1:mem=%s:host=mom1+ncpus=1:mem=%s:host=mom2" % (MEM, MEM)
 
 
 def test_multi_vnode_host_keeping_part_of_its_allocation_shrinks_rather_than_disappears(cluster):
-    jobid = submit(cluster, "sleep 15\n", PINNED, place="free")
+    jobid = submit(cluster, "sleep 45\n", PINNED, place="free")
     attrs = rjs_demo.wait_for(lambda: running_pruned(cluster, jobid), 90, "job running pruned")
     assert hosts_of(attrs) == ["mom1", "mom2"], attrs["exec_host"]
     primary = mom_log(cluster, "mom1", jobid)
