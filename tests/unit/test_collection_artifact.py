@@ -48,7 +48,7 @@ def test_artifact_is_named_and_excludes_tests_and_dev_files(installed):
                      "tests/openpbs/", "tests/reference/", "tests/support_matrix/", "tests/conftest.py",
                      "tests/sanity/gates.py", ".ci/", ".venv/", "Makefile", "requirements.txt", ".cluster/",
                      "pytest.ini", "ansible.cfg", "build/", "extensions/", ".ansible-lint", ".ansible-lint-ignore",
-                     "docs/development.md", "docs/testing.md", "changelogs/fragments/", ".gitignore"):
+                     "docs/development.md", "docs/testing.md", "changelogs/fragments/", ".gitignore", "tools/"):
         assert not any(n == excluded.rstrip("/") or n.startswith(excluded) for n in names), excluded
 
 
