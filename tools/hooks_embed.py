@@ -8,7 +8,12 @@ the other two between the lines ``# BEGIN GENERATED SCHEMA`` and ``# END GENERAT
 
 - ``CONFIG_SCHEMA``: the schema without its annotations (description, title, ...);
 - ``DEFAULT_CONFIG``: the schema's property ``default`` values overlaid with ``<hook>.json``;
-- the validator of tools/hook_config_validator.py (``schema_problems(config, CONFIG_SCHEMA)``).
+- ``_SCHEMA_PATTERNS``: every ``pattern`` of the schema, read here (``pattern_compile``) into
+  the tuples the body's matcher walks, so that the body does not carry (and compile on every
+  event) a pattern reader;
+- the validator of tools/hook_config_validator.py (``schema_problems(config, CONFIG_SCHEMA)``),
+  without its comments and with only the sections (``#: if <keyword> ...`` .. ``#: end``) of
+  the keywords the hook's schema uses: pbs_python compiles the whole body on every event.
 
 Usage: ``tools/hooks_embed.py --check`` (exit 1 naming every stale body) or ``--write``.
 Every body in files/hooks that has both a .json and a .schema.json takes part. A schema
@@ -20,6 +25,7 @@ import ast
 import importlib.util
 import json
 import os
+import re
 import sys
 
 TOOLS = os.path.dirname(os.path.abspath(__file__))
@@ -39,6 +45,10 @@ ANNOTATIONS = {"$schema", "$id", "$comment", "title", "description", "default", 
 ONE_SCHEMA = ("items", "propertyNames", "not", "additionalProperties")
 SCHEMA_LIST = ("anyOf", "allOf")
 SCHEMA_MAP = ("properties", "$defs")
+# A line of tools/hook_config_validator.py opening a section kept only for a schema using one
+# of the keywords it names, and the line closing it.
+SECTION_IF = re.compile(r"^ *#: if ([^ ].*)$")
+SECTION_END = re.compile(r"^ *#: end$")
 
 
 class EmbedError(ValueError):
@@ -63,6 +73,139 @@ def validator_code():
     return "\n".join(lines).rstrip() + "\n"
 
 
+def hook_code(keywords, code=None):
+    """The validator's text as a body gets it: no comment line, no section of keywords the
+    schema does not use (``keywords``), no run of more than two blank lines."""
+    kept, stack, out, blanks = True, [], [], 0
+    for number, line in enumerate((code or validator_code()).splitlines(), 1):
+        opening, closing = SECTION_IF.match(line), SECTION_END.match(line)
+        if opening:
+            stack.append(kept)
+            kept = kept and bool(keywords & set(opening.group(1).split()))
+            continue
+        if closing:
+            if not stack:
+                raise EmbedError("tools/hook_config_validator.py line %d: '#: end' without '#: if'" % number)
+            kept = stack.pop()
+            continue
+        if not kept or line.lstrip().startswith("#"):
+            continue
+        blanks = blanks + 1 if not line.strip() else 0
+        if blanks <= 2:
+            out.append(line)
+    if stack:
+        raise EmbedError("tools/hook_config_validator.py: a '#: if' section is not closed")
+    return "\n".join(out).strip("\n") + "\n"
+
+
+# The patterns a hook body can search (hook_config_validator.py, _pattern_search), as re.search
+# does: the regular expressions made of ^ $ . literals, escapes of punctuation (\. \/ ...) and
+# \uXXXX, classes [...] [^...], groups (...) (?:...) with |, and the quantifiers * + ? {m} {m,}
+# {m,n}. pattern_compile reads one into the tuples the matcher walks.
+def _pattern_escape(pattern, index):
+    """The range of the escape at ``pattern[index]`` (after the backslash: its character twice)
+    and the index after it."""
+    char = pattern[index]
+    if char == "u":
+        return chr(int(pattern[index + 1:index + 5], 16)) * 2, index + 5
+    if char.isalnum():
+        # \d, \w, \s... are Unicode classes to Python's re and ASCII ones to ECMA-262's
+        raise ValueError("pattern %r: escape \\%s is not supported (write a class: [0-9], ...)" % (pattern, char))
+    return char * 2, index + 1
+
+
+def _pattern_class(pattern, index):
+    """The node of the class opening at ``pattern[index]`` (after the ``[``), the index after it."""
+    negate = pattern.startswith("^", index)
+    index += negate
+    items = ""
+    while True:
+        if index >= len(pattern):
+            raise ValueError("pattern %r: unbalanced [" % pattern)
+        if pattern[index] == "]" and items:
+            break
+        if pattern[index] == "\\":
+            escaped, index = _pattern_escape(pattern, index + 1)
+            items += escaped
+            continue
+        low, index = pattern[index], index + 1
+        if pattern.startswith("-", index) and index + 1 < len(pattern) and pattern[index + 1] != "]":
+            high = pattern[index + 1]
+            if high == "\\":
+                escaped, index = _pattern_escape(pattern, index + 2)
+                high = escaped[0]
+            else:
+                index += 2
+            items += low + high
+        else:
+            items += low * 2
+    return ("n" if negate else "s") + items, index + 1
+
+
+def _pattern_bounds(pattern, index):
+    """``(low, high, index after)`` of the quantifier at ``pattern[index]``, (1, 1) for none."""
+    if index < len(pattern) and pattern[index] in "*+?":
+        return {"*": (0, None), "+": (1, None), "?": (0, 1)}[pattern[index]] + (index + 1,)
+    if pattern.startswith("{", index):
+        end = pattern.find("}", index)
+        bounds = pattern[index + 1:end].split(",") if end > 0 else []
+        if not 1 <= len(bounds) <= 2 or not all(bound.isdigit() for bound in bounds if bound) or not bounds[0]:
+            raise ValueError("pattern %r: bad repetition at %d" % (pattern, index))
+        low = int(bounds[0])
+        return low, low if len(bounds) == 1 else int(bounds[1]) if bounds[1] else None, end + 1
+    return 1, 1, index
+
+
+def _pattern_parse(pattern, index, depth):
+    """``(alternatives, index)``: each alternative a flat tuple of ``node, low, high`` triples."""
+    alternatives, sequence = [], []
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "|":
+            alternatives.append(tuple(sequence))
+            sequence, index = [], index + 1
+            continue
+        if char == ")":
+            if not depth:
+                raise ValueError("pattern %r: unbalanced )" % pattern)
+            break
+        if char == "(":
+            start = index + 3 if pattern.startswith("(?:", index) else index + 1
+            if pattern.startswith("(?", index) and start == index + 1:
+                raise ValueError("pattern %r: only (...) and (?:...) groups are supported" % pattern)
+            inner, index = _pattern_parse(pattern, start, depth + 1)
+            if index >= len(pattern):
+                raise ValueError("pattern %r: unbalanced (" % pattern)
+            node, index = inner, index + 1
+        elif char == "[":
+            node, index = _pattern_class(pattern, index + 1)
+        elif char == "\\":
+            escaped, index = _pattern_escape(pattern, index + 1)
+            node = "s" + escaped
+        elif char in "^$.":
+            node, index = char, index + 1
+        elif char in "*+?{":
+            raise ValueError("pattern %r: nothing to repeat at %d" % (pattern, index))
+        else:
+            node, index = "s" + char * 2, index + 1
+        low, high, index = _pattern_bounds(pattern, index)
+        if index < len(pattern) and pattern[index] in "*+?{":
+            raise ValueError("pattern %r: lazy or nested quantifiers are not supported" % pattern)
+        sequence.extend((node, low, high))
+    alternatives.append(tuple(sequence))
+    return tuple(alternatives), index
+
+
+def pattern_compile(pattern):
+    """``pattern`` read into what hook_config_validator.py's ``_pattern_search`` walks (a
+    sequence of one group, see the comment there); raises ValueError naming a pattern it
+    cannot read."""
+    alternatives, index = _pattern_parse(pattern, 0, 0)
+    if index != len(pattern):
+        raise ValueError("pattern %r: unbalanced )" % pattern)
+    return (alternatives, 1, 1)
+
+
 def hooks():
     """The names of the bundled hooks: ``<name>.py`` with ``<name>.json`` and ``<name>.schema.json``."""
     names = []
@@ -79,9 +222,11 @@ def read_json(path):
         return json.load(handle)
 
 
-def stripped(schema, where, patterns):
+def stripped(schema, where, patterns, keywords=None):
     """``schema`` without annotations; raises EmbedError on a keyword the validator lacks.
-    Collects every pattern into ``patterns``."""
+    Collects every pattern into ``patterns`` and every keyword the schema uses into the set
+    ``keywords``."""
+    keywords = set() if keywords is None else keywords
     if isinstance(schema, bool):
         return schema
     if not isinstance(schema, dict):
@@ -94,12 +239,14 @@ def stripped(schema, where, patterns):
     for key, value in schema.items():
         if key in ANNOTATIONS:
             continue
+        keywords.add(key)
         if key in ONE_SCHEMA:
-            value = stripped(value, "%s/%s" % (where, key), patterns)
+            value = stripped(value, "%s/%s" % (where, key), patterns, keywords)
         elif key in SCHEMA_LIST:
-            value = [stripped(item, "%s/%s/%d" % (where, key, index), patterns) for index, item in enumerate(value)]
+            value = [stripped(item, "%s/%s/%d" % (where, key, index), patterns, keywords)
+                     for index, item in enumerate(value)]
         elif key in SCHEMA_MAP:
-            value = dict((name, stripped(item, "%s/%s/%s" % (where, key, name), patterns))
+            value = dict((name, stripped(item, "%s/%s/%s" % (where, key, name), patterns, keywords))
                          for name, item in value.items())
         elif key == "pattern":
             patterns.append(value)
@@ -132,11 +279,14 @@ def literal(value, indent=0):
     if isinstance(value, dict) and value:
         items = ["%s%r: %s" % (inner, key, literal(item, indent + 4)) for key, item in value.items()]
         return "{\n" + ",\n".join(items) + ",\n" + " " * indent + "}"
-    if isinstance(value, list) and value:
+    if isinstance(value, (list, tuple)) and value:
         flat = repr(value)
-        if len(flat) + indent < 80 and not any(isinstance(item, (dict, list)) for item in value):
+        if isinstance(value, tuple) and len(flat) + indent < 140 or len(flat) + indent < 80 and not any(
+                isinstance(item, (dict, list)) for item in value):
             return flat
-        return "[\n" + ",\n".join(inner + literal(item, indent + 4) for item in value) + ",\n" + " " * indent + "]"
+        left, right = "()" if isinstance(value, tuple) else "[]"
+        return left + "\n" + ",\n".join(inner + literal(item, indent + 4) for item in value) + ",\n" \
+            + " " * indent + right
     return repr(value)
 
 
@@ -152,23 +302,34 @@ def block(name, validator=None):
     """The generated block of hook ``name``, from its BEGIN line to its END line included."""
     validator = validator or load_validator()
     schema = read_json(os.path.join(HOOKS_DIR, name + ".schema.json"))
-    patterns = []
-    config_schema = stripped(schema, "%s.schema.json" % name, patterns)
+    patterns, keywords = [], set()
+    config_schema = stripped(schema, "%s.schema.json" % name, patterns, keywords)
+    compiled = {}
     for pattern in patterns:
         try:
-            validator.schema_pattern_search(pattern, "")
+            compiled[pattern] = pattern_compile(pattern)
         except ValueError as err:
             raise EmbedError("%s.schema.json: %s" % (name, err))
+    validator._SCHEMA_PATTERNS.update(compiled)  # pylint: disable=protected-access
     defaults = default_config(name, schema)
     problems = validator.schema_problems(defaults, config_schema)
     if problems:
         raise EmbedError("%s.json breaks %s.schema.json: %s" % (name, name, "; ".join(problems)))
+    code = hook_code(keywords)
+    marker = "_SCHEMA_PATTERNS = {}"
+    if compiled:
+        lines = code.split("\n")
+        at = [index for index, line in enumerate(lines) if line.startswith(marker)]
+        if len(at) != 1:
+            raise EmbedError("tools/hook_config_validator.py needs one line %r in its pattern section" % marker)
+        lines[at[0]] = assignment("_SCHEMA_PATTERNS", dict(sorted(compiled.items()))).rstrip("\n")
+        code = "\n".join(lines)
     return "".join([
         BEGIN, ": written by tools/hooks_embed.py --write from %s.schema.json,\n" % name,
         "# %s.json and tools/hook_config_validator.py. Edit those and run it again, not this block.\n" % name,
         assignment("CONFIG_SCHEMA", config_schema),
         assignment("DEFAULT_CONFIG", defaults),
-        "\n\n", validator_code(), END, "\n"])
+        "\n\n", code, END, "\n"])
 
 
 def current_block(text):

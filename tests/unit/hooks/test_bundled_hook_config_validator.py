@@ -180,14 +180,65 @@ EXTRA_PATTERNS = ["a|b", "^(ab|a)*c$", "^x{2,3}$", "^x{2}$", "^x{2,}$", "(?:ab)+
 
 @pytest.mark.parametrize("pattern", sorted(set(itertools.chain(*(patterns_in(schema_of(name)) for name in HOOKS))))
                          + EXTRA_PATTERNS)
-def test_the_pattern_search_says_what_re_search_says(load_hook, pattern):
+def test_the_pattern_search_says_what_re_search_says(tool, load_hook, pattern):
+    """The tool reads the pattern, the body's matcher searches with what it read."""
     hook = load_hook(HOOKS_DIR / "reliable_job_startup.py")
+    compiled = tool.pattern_compile(pattern)
     rng = random.Random(pattern)
     alphabet = ["a", "b", "c", "x", "0", "1", "9", "%", "/", ".", "_", "-", " ", "\n", "\u0000", "]", "$", "A"]
     texts = [""] + ["".join(rng.choice(alphabet) for _unused in range(rng.randint(1, 7))) for _unused in range(1500)]
     texts += [value for value in VALUE_POOL if isinstance(value, str)]
     for text in texts:
-        assert hook.schema_pattern_search(pattern, text) is bool(re.search(pattern, text)), (pattern, text)
+        assert hook._pattern_search(compiled, text) is bool(re.search(pattern, text)), (pattern, text)
+
+
+@pytest.mark.parametrize("name", HOOKS)
+def test_each_body_carries_its_schemas_patterns_read_and_no_pattern_reader(tool, load_hook, name):
+    hook = load_hook(HOOKS_DIR / (name + ".py"))
+    patterns = set(patterns_in(schema_of(name)))
+    assert patterns
+    assert hook._SCHEMA_PATTERNS == dict((pattern, tool.pattern_compile(pattern)) for pattern in patterns)
+    for pattern in patterns:
+        assert hook.schema_pattern_search(pattern, "") is bool(re.search(pattern, ""))
+    text = (HOOKS_DIR / (name + ".py")).read_text()
+    assert "def _pattern_parse" not in text and "def _pattern_escape" not in text
+
+
+def keywords_in(schema):
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            yield key
+            if key not in ("enum", "const", "default", "examples"):
+                yield from keywords_in(value)
+    elif isinstance(schema, list):
+        for item in schema:
+            yield from keywords_in(item)
+
+
+# What a body carries of the validator only when its schema uses the keyword.
+KEYWORD_CODE = {"$ref": "def schema_resolve", "uniqueItems": "may not repeat", "not": '"not" in schema',
+                "allOf": '"allOf"', "const": 'repr(schema["const"])', "pattern": "def _pattern_search",
+                "anyOf": "def _schema_branch_words", "required": "lacks the required key",
+                "exclusiveMinimum": '"exclusiveMinimum" in schema', "maximum": '"maximum" in schema',
+                "maxLength": '"maxLength" in schema', "minItems": '"minItems"', "enum": '"one of %s"'}
+
+
+@pytest.mark.parametrize("name", HOOKS)
+def test_each_body_carries_the_validator_code_of_its_schemas_keywords_only(name):
+    used = set(keywords_in(schema_of(name)))
+    block = (HOOKS_DIR / (name + ".py")).read_text().split("# BEGIN GENERATED SCHEMA")[1].split("# END GENERATED")[0]
+    for keyword, code in KEYWORD_CODE.items():
+        assert (code in block) is (keyword in used), (keyword, code)
+    assert '"""' not in block and "\n#: " not in block
+
+
+def test_a_section_of_the_validator_is_kept_when_one_of_its_keywords_is_used(tool):
+    code = "a = 1\n#: if x y\nb = 2\n    #: if z\nc = 3\n    #: end\n#: end\n# note\nd = 4\n"
+    assert tool.hook_code({"y"}, code) == "a = 1\nb = 2\nd = 4\n"
+    assert tool.hook_code({"x", "z"}, code) == "a = 1\nb = 2\nc = 3\nd = 4\n"
+    assert tool.hook_code({"z"}, code) == "a = 1\nd = 4\n"
+    with pytest.raises(tool.EmbedError, match="not closed"):
+        tool.hook_code(set(), "#: if x\na = 1\n")
 
 
 def test_the_reliable_startup_body_checks_its_config_without_importing_re(tmp_path):
