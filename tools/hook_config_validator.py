@@ -14,7 +14,7 @@
 # A pattern is searched as Python's re.search does; tools/hooks_embed.py reads each pattern of
 # the schema when it writes the block (pattern_compile: the regular expressions it accepts are
 # listed there) and writes the result into _SCHEMA_PATTERNS, so the body carries only the
-# matcher (_pattern_search), not the reader.
+# matcher (schema_pattern_search), not the reader.
 #
 # What a hook body gets of this text (tools/hooks_embed.py, hook_code): no comment line, and
 # of the lines between "#: if <keyword> ..." and its "#: end" (they nest) only those of a
@@ -58,28 +58,25 @@ _SCHEMA_PATTERNS = {}  # tools/hooks_embed.py writes the schema's patterns, read
 # (node, low, high) triples, the node repeated low to high (None: no bound) times. A node is
 # "^", "$", ".", a class: "s" (or "n": not) then the first and last character of each range,
 # or a group: a tuple of sequences (its alternatives).
-def _pattern_ends(sequence, position, text, start):
-    # Every end of a match of sequence[position:] at start, in re's order.
+def _pattern_ends(sequence, position, text, start, count):
+    # Every end of a match of sequence[position:] at start, the node at position already
+    # matched count times, in re's order.
     if position == len(sequence):
         yield start
         return
-    yield from _pattern_repeat(sequence, position, text, start, 0)
-
-
-def _pattern_repeat(sequence, position, text, start, count):
     node, low, high = sequence[position:position + 3]
     if high is None or count < high:
         for end in _pattern_node_ends(node, text, start):
             if end != start or count < low:
-                yield from _pattern_repeat(sequence, position, text, end, count + 1)
+                yield from _pattern_ends(sequence, position, text, end, count + 1)
     if count >= low:
-        yield from _pattern_ends(sequence, position + 3, text, start)
+        yield from _pattern_ends(sequence, position + 3, text, start, 0)
 
 
 def _pattern_node_ends(node, text, start):
     if node.__class__ is tuple:
         for alternative in node:
-            yield from _pattern_ends(alternative, 0, text, start)
+            yield from _pattern_ends(alternative, 0, text, start, 0)
     elif node == "^":
         if start == 0:
             yield start
@@ -95,17 +92,12 @@ def _pattern_node_ends(node, text, start):
             yield start + 1
 
 
-def _pattern_search(compiled, text):
-    # True when the read pattern matches somewhere in text, as re.search would say.
-    for start in range(len(text) + 1):
-        for _unused in _pattern_ends(compiled, 0, text, start):
-            return True
-    return False
-
-
 def schema_pattern_search(pattern, text):
     # True when pattern (one of the schema's) matches somewhere in text, as re.search would say.
-    return _pattern_search(_SCHEMA_PATTERNS[pattern], text)
+    for start in range(len(text) + 1):
+        for _unused in _pattern_ends(_SCHEMA_PATTERNS[pattern], 0, text, start, 0):
+            return True
+    return False
 
 
 #: end

@@ -6,7 +6,8 @@ A bundled hook is one folder's worth of files: ``files/hooks/<hook>.py`` (the bo
 A PBS hook is a single file run without the collection, so the body carries what it needs of
 the other two between the lines ``# BEGIN GENERATED SCHEMA`` and ``# END GENERATED SCHEMA``:
 
-- ``CONFIG_SCHEMA``: the schema without its annotations (description, title, ...);
+- ``CONFIG_SCHEMA``: the schema without its annotations (description, title, ...), each
+  ``$ref`` without other keywords replaced by the schema it names;
 - ``DEFAULT_CONFIG``: the schema's property ``default`` values overlaid with ``<hook>.json``;
 - ``_SCHEMA_PATTERNS``: every ``pattern`` of the schema, read here (``pattern_compile``) into
   the tuples the body's matcher walks, so that the body does not carry (and compile on every
@@ -98,7 +99,7 @@ def hook_code(keywords, code=None):
     return "\n".join(out).strip("\n") + "\n"
 
 
-# The patterns a hook body can search (hook_config_validator.py, _pattern_search), as re.search
+# The patterns a hook body can search (hook_config_validator.py, schema_pattern_search), as re.search
 # does: the regular expressions made of ^ $ . literals, escapes of punctuation (\. \/ ...) and
 # \uXXXX, classes [...] [^...], groups (...) (?:...) with |, and the quantifiers * + ? {m} {m,}
 # {m,n}. pattern_compile reads one into the tuples the matcher walks.
@@ -197,7 +198,7 @@ def _pattern_parse(pattern, index, depth):
 
 
 def pattern_compile(pattern):
-    """``pattern`` read into what hook_config_validator.py's ``_pattern_search`` walks (a
+    """``pattern`` read into what hook_config_validator.py's ``schema_pattern_search`` walks (a
     sequence of one group, see the comment there); raises ValueError naming a pattern it
     cannot read."""
     alternatives, index = _pattern_parse(pattern, 0, 0)
@@ -256,6 +257,45 @@ def stripped(schema, where, patterns, keywords=None):
     return result
 
 
+def inlined(schema, root):
+    """``schema`` (stripped) with each ``{"$ref": ...}`` that has no other keyword replaced by
+    the schema it points at, and without ``$defs`` when nothing refers to it any more: the
+    same checks and messages, and a body without the code that resolves references."""
+    def inline(node):
+        if isinstance(node, list):
+            return [inline(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if set(node) == {"$ref"}:
+            target = root
+            for part in node["$ref"][2:].split("/"):
+                target = target[part.replace("~1", "/").replace("~0", "~")]
+            return inline(target)
+        return dict((key, value if key in ("enum", "const") else inline(value)) for key, value in node.items())
+
+    result = inline(schema)
+    if isinstance(result, dict) and "$ref" not in json.dumps(dict(result, **{"$defs": None})):
+        result.pop("$defs", None)
+    return result
+
+
+def keywords_of(schema):
+    """Every keyword (not property name) of the stripped ``schema``."""
+    found = set()
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            found.add(key)
+            if key in ONE_SCHEMA:
+                found |= keywords_of(value)
+            elif key in SCHEMA_LIST:
+                for item in value:
+                    found |= keywords_of(item)
+            elif key in SCHEMA_MAP:
+                for item in value.values():
+                    found |= keywords_of(item)
+    return found
+
+
 def default_config(name, schema):
     """The schema's property defaults overlaid with ``<name>.json``."""
     path = os.path.join(HOOKS_DIR, name + ".json")
@@ -302,8 +342,10 @@ def block(name, validator=None):
     """The generated block of hook ``name``, from its BEGIN line to its END line included."""
     validator = validator or load_validator()
     schema = read_json(os.path.join(HOOKS_DIR, name + ".schema.json"))
-    patterns, keywords = [], set()
-    config_schema = stripped(schema, "%s.schema.json" % name, patterns, keywords)
+    patterns = []
+    config_schema = stripped(schema, "%s.schema.json" % name, patterns)
+    config_schema = inlined(config_schema, config_schema)
+    keywords = keywords_of(config_schema)
     compiled = {}
     for pattern in patterns:
         try:

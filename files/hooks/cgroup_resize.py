@@ -150,27 +150,23 @@ _SCHEMA_PATTERNS = {
 }
 
 
-def _pattern_ends(sequence, position, text, start):
+def _pattern_ends(sequence, position, text, start, count):
     if position == len(sequence):
         yield start
         return
-    yield from _pattern_repeat(sequence, position, text, start, 0)
-
-
-def _pattern_repeat(sequence, position, text, start, count):
     node, low, high = sequence[position:position + 3]
     if high is None or count < high:
         for end in _pattern_node_ends(node, text, start):
             if end != start or count < low:
-                yield from _pattern_repeat(sequence, position, text, end, count + 1)
+                yield from _pattern_ends(sequence, position, text, end, count + 1)
     if count >= low:
-        yield from _pattern_ends(sequence, position + 3, text, start)
+        yield from _pattern_ends(sequence, position + 3, text, start, 0)
 
 
 def _pattern_node_ends(node, text, start):
     if node.__class__ is tuple:
         for alternative in node:
-            yield from _pattern_ends(alternative, 0, text, start)
+            yield from _pattern_ends(alternative, 0, text, start, 0)
     elif node == "^":
         if start == 0:
             yield start
@@ -186,15 +182,11 @@ def _pattern_node_ends(node, text, start):
             yield start + 1
 
 
-def _pattern_search(compiled, text):
+def schema_pattern_search(pattern, text):
     for start in range(len(text) + 1):
-        for _unused in _pattern_ends(compiled, 0, text, start):
+        for _unused in _pattern_ends(_SCHEMA_PATTERNS[pattern], 0, text, start, 0):
             return True
     return False
-
-
-def schema_pattern_search(pattern, text):
-    return _pattern_search(_SCHEMA_PATTERNS[pattern], text)
 
 
 def _schema_path(path, key):

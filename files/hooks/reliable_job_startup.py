@@ -84,7 +84,18 @@ CONFIG_SCHEMA = {
         'increment': {
             'anyOf': [
                 {
-                    '$ref': '#/$defs/single_increment',
+                    'anyOf': [
+                        {
+                            'type': 'integer',
+                            'minimum': 1,
+                        },
+                        {
+                            'type': 'string',
+                            'pattern': '^0*[1-9][0-9]*%?$',
+                            'x-must-be': 'a whole number "N" or a percentage "N%" with N >= 1',
+                        },
+                    ],
+                    'x-must-be': 'an integer >= 1 or a string "N" or "N%"',
                 },
                 {
                     'type': 'object',
@@ -94,7 +105,18 @@ CONFIG_SCHEMA = {
                         'x-must-be': 'a chunk index (0, 1, ...)',
                     },
                     'additionalProperties': {
-                        '$ref': '#/$defs/single_increment',
+                        'anyOf': [
+                            {
+                                'type': 'integer',
+                                'minimum': 1,
+                            },
+                            {
+                                'type': 'string',
+                                'pattern': '^0*[1-9][0-9]*%?$',
+                                'x-must-be': 'a whole number "N" or a percentage "N%" with N >= 1',
+                            },
+                        ],
+                        'x-must-be': 'an integer >= 1 or a string "N" or "N%"',
                     },
                 },
             ],
@@ -123,22 +145,6 @@ CONFIG_SCHEMA = {
         },
         'record_failed_moms': {
             'type': 'boolean',
-        },
-    },
-    '$defs': {
-        'single_increment': {
-            'anyOf': [
-                {
-                    'type': 'integer',
-                    'minimum': 1,
-                },
-                {
-                    'type': 'string',
-                    'pattern': '^0*[1-9][0-9]*%?$',
-                    'x-must-be': 'a whole number "N" or a percentage "N%" with N >= 1',
-                },
-            ],
-            'x-must-be': 'an integer >= 1 or a string "N" or "N%"',
         },
     },
 }
@@ -186,27 +192,23 @@ _SCHEMA_PATTERNS = {
 }
 
 
-def _pattern_ends(sequence, position, text, start):
+def _pattern_ends(sequence, position, text, start, count):
     if position == len(sequence):
         yield start
         return
-    yield from _pattern_repeat(sequence, position, text, start, 0)
-
-
-def _pattern_repeat(sequence, position, text, start, count):
     node, low, high = sequence[position:position + 3]
     if high is None or count < high:
         for end in _pattern_node_ends(node, text, start):
             if end != start or count < low:
-                yield from _pattern_repeat(sequence, position, text, end, count + 1)
+                yield from _pattern_ends(sequence, position, text, end, count + 1)
     if count >= low:
-        yield from _pattern_ends(sequence, position + 3, text, start)
+        yield from _pattern_ends(sequence, position + 3, text, start, 0)
 
 
 def _pattern_node_ends(node, text, start):
     if node.__class__ is tuple:
         for alternative in node:
-            yield from _pattern_ends(alternative, 0, text, start)
+            yield from _pattern_ends(alternative, 0, text, start, 0)
     elif node == "^":
         if start == 0:
             yield start
@@ -222,15 +224,11 @@ def _pattern_node_ends(node, text, start):
             yield start + 1
 
 
-def _pattern_search(compiled, text):
+def schema_pattern_search(pattern, text):
     for start in range(len(text) + 1):
-        for _unused in _pattern_ends(compiled, 0, text, start):
+        for _unused in _pattern_ends(_SCHEMA_PATTERNS[pattern], 0, text, start, 0):
             return True
     return False
-
-
-def schema_pattern_search(pattern, text):
-    return _pattern_search(_SCHEMA_PATTERNS[pattern], text)
 
 
 def _schema_path(path, key):
@@ -240,8 +238,6 @@ def _schema_path(path, key):
 
 
 def _schema_fits_type(value, schema, root):
-    if "$ref" in schema:
-        return _schema_fits_type(value, schema_resolve(root, schema["$ref"]), root)
     kinds = schema.get("type")
     if kinds is not None:
         kinds = [kinds] if isinstance(kinds, str) else kinds
@@ -252,15 +248,6 @@ def _schema_fits_type(value, schema, root):
     return True
 
 
-def schema_resolve(root, reference):
-    if not reference.startswith("#/"):
-        raise ValueError("$ref %r: only references into the same schema are supported" % reference)
-    schema = root
-    for part in reference[2:].split("/"):
-        schema = schema[part.replace("~1", "/").replace("~0", "~")]
-    return schema
-
-
 def schema_problems(value, schema, root=None, path=""):
     root = schema if root is None else root
     name = path or "the config"
@@ -269,8 +256,6 @@ def schema_problems(value, schema, root=None, path=""):
     def must_be(words):
         return ["%s must be %s, not %s" % (name, schema.get("x-must-be", words), shown)]
 
-    if "$ref" in schema:
-        return schema_problems(value, schema_resolve(root, schema["$ref"]), root, path)
     kinds = schema.get("type")
     if kinds is not None:
         kinds = [kinds] if isinstance(kinds, str) else kinds
@@ -332,8 +317,6 @@ def schema_problems(value, schema, root=None, path=""):
 
 
 def _schema_branch_words(schema, root):
-    if "$ref" in schema:
-        schema = schema_resolve(root, schema["$ref"])
     if "x-must-be" in schema:
         return schema["x-must-be"]
     if "anyOf" in schema:

@@ -183,13 +183,13 @@ EXTRA_PATTERNS = ["a|b", "^(ab|a)*c$", "^x{2,3}$", "^x{2}$", "^x{2,}$", "(?:ab)+
 def test_the_pattern_search_says_what_re_search_says(tool, load_hook, pattern):
     """The tool reads the pattern, the body's matcher searches with what it read."""
     hook = load_hook(HOOKS_DIR / "reliable_job_startup.py")
-    compiled = tool.pattern_compile(pattern)
+    hook._SCHEMA_PATTERNS[pattern] = tool.pattern_compile(pattern)
     rng = random.Random(pattern)
     alphabet = ["a", "b", "c", "x", "0", "1", "9", "%", "/", ".", "_", "-", " ", "\n", "\u0000", "]", "$", "A"]
     texts = [""] + ["".join(rng.choice(alphabet) for _unused in range(rng.randint(1, 7))) for _unused in range(1500)]
     texts += [value for value in VALUE_POOL if isinstance(value, str)]
     for text in texts:
-        assert hook._pattern_search(compiled, text) is bool(re.search(pattern, text)), (pattern, text)
+        assert hook.schema_pattern_search(pattern, text) is bool(re.search(pattern, text)), (pattern, text)
 
 
 @pytest.mark.parametrize("name", HOOKS)
@@ -217,15 +217,21 @@ def keywords_in(schema):
 
 # What a body carries of the validator only when its schema uses the keyword.
 KEYWORD_CODE = {"$ref": "def schema_resolve", "uniqueItems": "may not repeat", "not": '"not" in schema',
-                "allOf": '"allOf"', "const": 'repr(schema["const"])', "pattern": "def _pattern_search",
+                "allOf": '"allOf"', "const": 'repr(schema["const"])', "pattern": "def schema_pattern_search",
                 "anyOf": "def _schema_branch_words", "required": "lacks the required key",
                 "exclusiveMinimum": '"exclusiveMinimum" in schema', "maximum": '"maximum" in schema',
                 "maxLength": '"maxLength" in schema', "minItems": '"minItems"', "enum": '"one of %s"'}
 
 
 @pytest.mark.parametrize("name", HOOKS)
-def test_each_body_carries_the_validator_code_of_its_schemas_keywords_only(name):
-    used = set(keywords_in(schema_of(name)))
+def test_each_body_carries_the_validator_code_of_its_schemas_keywords_only(load_hook, name):
+    used = set(keywords_in(load_hook(HOOKS_DIR / (name + ".py")).CONFIG_SCHEMA))
+    annotations = {"$schema", "$id", "$comment", "title", "description", "default", "examples"}
+    # a $ref alone is replaced by what it names: the body resolves no reference
+    defined = set(schema_of(name).get("$defs", {}))
+    assert used <= set(keywords_in(schema_of(name)))
+    assert set(keywords_in(schema_of(name))) - used <= annotations | {"$ref", "$defs"} | defined
+    assert "$ref" not in used
     block = (HOOKS_DIR / (name + ".py")).read_text().split("# BEGIN GENERATED SCHEMA")[1].split("# END GENERATED")[0]
     for keyword, code in KEYWORD_CODE.items():
         assert (code in block) is (keyword in used), (keyword, code)
