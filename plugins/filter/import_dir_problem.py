@@ -45,7 +45,7 @@ _value:
 from ansible_collections.hpc.pbs.plugins.module_utils.import_vars import import_dir_problem
 
 
-class FilterModule(object):
+class FilterModule:
     """hpc.pbs filter for playbooks/import.yml."""
 
     def filters(self):

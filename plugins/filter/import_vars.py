@@ -119,7 +119,7 @@ def import_vars(server, moms, bundled, hook_files=None, server_host="pbs_server"
         raise AnsibleFilterError("hpc.pbs.import_vars: %s" % exc) from exc
 
 
-class FilterModule(object):
+class FilterModule:
     """hpc.pbs filter for playbooks/import.yml."""
 
     def filters(self):

@@ -23,6 +23,7 @@ from collections import namedtuple
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import mom_hook_differences
 from ansible_collections.hpc.pbs.plugins.module_utils.install_facts import file_sha256
 from ansible_collections.hpc.pbs.plugins.module_utils.jobs import SYSTEM_HOLD
+from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import PbsRunner
 
 # Node states that make a vnode unusable for new jobs (pbsnodes' "state" pieces).
@@ -35,18 +36,18 @@ HOOK_FILE_SUFFIXES = (".HK", ".PY", ".CF")
 def run_json(module, runner, argv, what):
     """Run a PBS command that prints JSON (``-F json``) by ``runner`` (a ``PbsRunner``)
     and return the parsed document.
-    Fails the module, naming the command, rc and stderr, when it exits non-zero or prints
+    Raises ModuleError, naming the command, rc and stderr, when it exits non-zero or prints
     something that is not JSON."""
     rc, out, err = runner.run_command(argv)
     if rc != 0:
-        module.fail_json(msg="cannot read %s: %s exited %d; check that the PBS server runs "
-                             "and this host may query it" % (what, argv[0], rc),
-                         cmd=argv, rc=rc, stdout=out, stderr=err)
+        raise ModuleError("cannot read %s: %s exited %d; check that the PBS server runs "
+                          "and this host may query it" % (what, argv[0], rc),
+                          cmd=argv, rc=rc, stdout=out, stderr=err)
     try:
         return json.loads(out)
     except ValueError as exc:
-        module.fail_json(msg="cannot read %s: %s printed no JSON (%s)" % (what, argv[0], exc),
-                         cmd=argv, rc=rc, stdout=out, stderr=err)
+        raise ModuleError("cannot read %s: %s printed no JSON (%s)" % (what, argv[0], exc),
+                          cmd=argv, rc=rc, stdout=out, stderr=err)
 
 
 def node_health(document):
@@ -101,17 +102,17 @@ def vnode_name_problem(name):
 
 
 def checked_vnodes(module):
-    """The option ``vnodes`` without repeats, in its order (``[]``: every vnode). Fails the
-    module when a name is unusable or ``nodes`` is not gathered."""
+    """The option ``vnodes`` without repeats, in its order (``[]``: every vnode). Raises
+    ModuleError when a name is unusable or ``nodes`` is not gathered."""
     vnodes = []
     for name in module.params["vnodes"]:
         name_problem = vnode_name_problem(name)
         if name_problem:
-            module.fail_json(msg="vnodes: %s is not a vnode name" % name_problem)
+            raise ModuleError("vnodes: %s is not a vnode name" % name_problem)
         if name not in vnodes:
             vnodes.append(name)
     if vnodes and "nodes" not in module.params["gather"]:
-        module.fail_json(msg="vnodes limits gather=[nodes]: add nodes to gather")
+        raise ModuleError("vnodes limits gather=[nodes]: add nodes to gather")
     return vnodes
 
 
@@ -150,13 +151,13 @@ def unknown_vnodes(document, vnodes):
 
 
 def read_nodes(module, paths, runner, vnodes):
-    """Part ``nodes``: :func:`node_health` of ``vnodes`` (every vnode when empty); fails
-    the module naming each named vnode the server does not know."""
+    """Part ``nodes``: :func:`node_health` of ``vnodes`` (every vnode when empty); raises
+    ModuleError naming each named vnode the server does not know."""
     bin_dir = os.path.join(paths.exec_dir, "bin")
     document = run_json(module, runner, pbsnodes_argv(bin_dir, vnodes), "the vnodes")
     unknown = unknown_vnodes(document, vnodes)
     if unknown:
-        module.fail_json(msg="vnodes: the PBS server does not know %s" % ", ".join(
+        raise ModuleError("vnodes: the PBS server does not know %s" % ", ".join(
             "%s (%s)" % (name, why) for name, why in unknown), unknown_vnodes=[name for name, dummy in unknown])
     return node_health(document)
 

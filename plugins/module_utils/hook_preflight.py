@@ -330,7 +330,7 @@ def _write(path, data):
         handle.write(data)
 
 
-class Preflight(object):
+class Preflight:
     """Compile and load one hook body in a private temporary directory.
 
     ``run_command``: ``AnsibleModule.run_command``-like callable ``(args, environ_update=,

@@ -291,7 +291,7 @@ def restart_mom(run_command: Callable[..., Tuple[int, str, str]], paths: Any, ti
         ``(rc, stdout, stderr)``; pbs_mom runs through :class:`~pbs_command.PbsRunner`, so
         that it reads ``paths.conf_file``.
     :param paths: where PBS is (``pbs_mom``, ``conf_file``, ``mom_lock``), as
-        :func:`pbs_conf.module_pbs_paths` gives them.
+        :func:`pbs_conf.task_pbs_paths` gives them.
     :returns: ``(ok, text)``: whether the mom runs again, and what happened.
     """
     cmd = [paths.pbs_mom, "-p"]

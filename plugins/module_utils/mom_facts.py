@@ -11,6 +11,7 @@ from ansible_collections.hpc.pbs.plugins.module_utils.effective_timeouts import 
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import read_hook_dir
 from ansible_collections.hpc.pbs.plugins.module_utils.install_facts import (
     hook_summary, read_text)
+from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config import (
     current_options, planned_text)
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import (
@@ -35,11 +36,11 @@ def mom_facts(paths):
 
 def mom_plan(module, paths, options):
     """What mom_config (state present) would make of ``mom_priv/config`` for ``options``:
-    see RETURN ``mom_plan``. Fails the module on a value the mom would refuse."""
+    see RETURN ``mom_plan``. Raises ModuleError on a value the mom would refuse."""
     try:
         desired, remove, dummy = plan(options, "present")
     except MomConfigValueError as exc:
-        module.fail_json(msg="mom_options: %s" % exc)
+        raise ModuleError("mom_options: %s" % exc)
     before = read_text(paths.mom_config) or ""
     after = planned_text(before, desired, remove)
     options = current_options(after)

@@ -156,13 +156,3 @@ def task_pbs_paths(params: Mapping[str, Any], required: bool = True) -> "PbsPath
                           "the path of pbs.conf in pbs_conf_file. Nothing was changed."
                           % paths.conf_file)
     return paths
-
-
-def module_pbs_paths(module: Any, required: bool = True) -> "PbsPaths":
-    """:func:`task_pbs_paths` for an AnsibleModule; fails the module on error (for a module
-    whose ``main()`` does not turn a :class:`~module_error.ModuleError` into its exit)."""
-    try:
-        return task_pbs_paths(module.params, required)
-    except ModuleError as exc:
-        module.fail_json(**exc.fail_kwargs())
-        raise

@@ -9,6 +9,7 @@ from ansible_collections.hpc.pbs.plugins.module_utils.effective_timeouts import 
     OPTION_EVENT, enabled_alarms)
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import hook_file_paths
 from ansible_collections.hpc.pbs.plugins.module_utils.install_facts import hook_summary
+from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
 from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
     Qmgr, QmgrError, parse_list_output)
 from ansible_collections.hpc.pbs.plugins.module_utils.qsub_args import (
@@ -18,17 +19,17 @@ SERVER_QUERIES = ("list server", "list sched default", "list hook", "list pbshoo
 
 
 def server_facts(module, paths):
-    """The result ``server`` (see cluster_info's RETURN). Fails the module when qmgr fails
-    or prints a listing it cannot parse; warns when the server's default_qsub_arguments
+    """The result ``server`` (see cluster_info's RETURN). Raises ModuleError when qmgr fails
+    or prints a listing it cannot parse (raises ModuleError: QmgrError is one); warns when the server's default_qsub_arguments
     cannot be parsed as qsub options."""
     qmgr = Qmgr.for_paths(module, paths)
     try:
         out, dummy = qmgr.run_batch(list(SERVER_QUERIES), "the server queries")
         objects = parse_list_output(out)
     except QmgrError as exc:
-        module.fail_json(**exc.fail_kwargs())
+        raise
     except ValueError as exc:
-        module.fail_json(msg="cannot parse qmgr's listing: %s" % exc)
+        raise ModuleError("cannot parse qmgr's listing: %s" % exc)
     server = next((attrs for kind, name, attrs in objects if kind == "Server"), {})
     sched = next((attrs for kind, name, attrs in objects if kind == "Sched"), {})
     listed_hooks = dict((name, attrs) for kind, name, attrs in objects if kind == "Hook")

@@ -391,41 +391,43 @@ from ansible_collections.hpc.pbs.plugins.module_utils.health import (
     SNAPSHOT_PARTS, checked_vnodes, gather_health, health_problems, new_problems)
 from ansible_collections.hpc.pbs.plugins.module_utils.install_facts import (
     daemon_states, installed_version)
+from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_facts import mom_facts, mom_plan
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
-    module_pbs_paths, pbs_conf_argument_spec)
+    pbs_conf_argument_spec, task_pbs_paths)
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs_versions import feature_table
 from ansible_collections.hpc.pbs.plugins.module_utils.server_facts import server_facts
 from ansible_collections.hpc.pbs.plugins.module_utils.server_plans import (
     HOOK_PLAN_OPTIONS, OBJECT_PLAN_OPTIONS, server_plans)
 
 
-def main():
-    argument_spec = dict(query_server=dict(type="str", default="auto",
-                                           choices=["auto", "always", "never"]),
-                         gather=dict(type="list", elements="str", default=[],
-                                     choices=list(SNAPSHOT_PARTS)),
-                         mom_hook_files=dict(type="dict", default={}),
-                         required_hooks=dict(type="list", elements="str", default=[]),
-                         vnodes=dict(type="list", elements="str", default=[]),
-                         own_comment_prefix=dict(type="str", default=""),
-                         baseline_problems=dict(type="list", elements="dict"),
-                         mom_options=dict(type="dict"),
-                         plan_hooks=dict(type="list", elements="dict", default=[],
-                                         options=HOOK_PLAN_OPTIONS),
-                         plan_objects=dict(type="list", elements="dict", default=[],
-                                           options=OBJECT_PLAN_OPTIONS))
-    argument_spec.update(pbs_conf_argument_spec())
-    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True)
+def argument_spec():
+    """The module's options (DOCUMENTATION), pbs_conf_file included."""
+    spec = dict(query_server=dict(type="str", default="auto", choices=["auto", "always", "never"]),
+                gather=dict(type="list", elements="str", default=[], choices=list(SNAPSHOT_PARTS)),
+                mom_hook_files=dict(type="dict", default={}),
+                required_hooks=dict(type="list", elements="str", default=[]),
+                vnodes=dict(type="list", elements="str", default=[]),
+                own_comment_prefix=dict(type="str", default=""),
+                baseline_problems=dict(type="list", elements="dict"),
+                mom_options=dict(type="dict"),
+                plan_hooks=dict(type="list", elements="dict", default=[], options=HOOK_PLAN_OPTIONS),
+                plan_objects=dict(type="list", elements="dict", default=[], options=OBJECT_PLAN_OPTIONS))
+    spec.update(pbs_conf_argument_spec())
+    return spec
+
+
+def run(module):
+    """The module's result (RETURN); raises ModuleError."""
     vnodes = checked_vnodes(module)
-    paths = module_pbs_paths(module, required=False)
+    paths = task_pbs_paths(module.params, required=False)
     result = dict(changed=False, installed=paths.conf_found,
                   pbs_conf=dict(path=paths.conf_file, values=paths.conf),
                   pbs_version=None, pbs_features=feature_table(None), daemons={}, mom=None, server=None,
                   health={}, problems=[], new_problems=[], mom_plan=None,
                   hook_plans=[], object_plans=[])
     if not paths.conf_found and module.params["query_server"] != "always":
-        module.exit_json(**result)
+        return result
 
     result["pbs_version"] = installed_version(paths)
     result["daemons"] = daemon_states(paths)
@@ -448,6 +450,15 @@ def main():
         result["problems"] = health_problems(result["health"], module.params)
         if module.params["baseline_problems"] is not None:
             result["new_problems"] = new_problems(result["problems"], module.params["baseline_problems"])
+    return result
+
+
+def main():
+    module = AnsibleModule(argument_spec=argument_spec(), supports_check_mode=True)
+    try:
+        result = run(module)
+    except ModuleError as exc:
+        module.fail_json(**exc.fail_kwargs())
     module.exit_json(**result)
 
 

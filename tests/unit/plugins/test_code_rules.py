@@ -1,8 +1,8 @@
 """Rules of the collection's Python code, read from the source with ``ast``:
 
 - one exit per module: in ``plugins/modules/*.py`` only ``main()`` calls ``exit_json`` /
-  ``fail_json`` (the work functions return the result or raise ``ModuleError``), and in
-  the modules that follow it fully ``main()`` calls each of them once;
+  ``fail_json`` (the work functions return the result or raise ``ModuleError``), once each,
+  and ``plugins/module_utils`` never does;
 - Python 3 classes: no ``class X(object)`` anywhere in ``plugins/``.
 """
 import ast
@@ -17,14 +17,9 @@ MODULES_DIR = os.path.join(PLUGINS, "modules")
 MODULES = sorted(name for name in os.listdir(MODULES_DIR)
                  if name.endswith(".py") and name != "__init__.py")
 EXITS = ("exit_json", "fail_json")
-# Modules whose main() still has more than one exit_json (an early return of the result).
-SEVERAL_EXITS_IN_MAIN = {"cluster_info.py"}
-# ``class X(object)`` left in files this change did not touch: (path under plugins/, class).
-OBJECT_BASE_LEFT = {
-    ("module_utils/hook_preflight.py", "Preflight"),
-    ("filter/import_vars.py", "FilterModule"),
-    ("filter/import_dir_problem.py", "FilterModule"),
-}
+MODULE_UTILS_DIR = os.path.join(PLUGINS, "module_utils")
+MODULE_UTILS = sorted(name for name in os.listdir(MODULE_UTILS_DIR)
+                      if name.endswith(".py") and name != "__init__.py")
 
 
 def exit_calls(source):
@@ -96,7 +91,15 @@ def test_only_main_exits(name):
     assert any(call[1] == "exit_json" for call in calls), "%s: main() never exits" % name
 
 
-@pytest.mark.parametrize("name", [m for m in MODULES if m not in SEVERAL_EXITS_IN_MAIN])
+@pytest.mark.parametrize("name", MODULE_UTILS)
+def test_module_utils_never_exit(name):
+    """The module utilities raise ModuleError (or their own errors); only a module's main()
+    ends the task."""
+    calls = exit_calls(read(os.path.join(MODULE_UTILS_DIR, name)))
+    assert not calls, "plugins/module_utils/%s calls exit_json / fail_json: %s" % (name, calls)
+
+
+@pytest.mark.parametrize("name", MODULES)
 def test_main_has_one_exit_and_one_failure(name):
     calls = exit_calls(read(os.path.join(MODULES_DIR, name)))
     for exit_name in EXITS:
@@ -109,6 +112,5 @@ def test_no_class_names_object_as_its_base():
     found = []
     for path in plugin_files():
         for class_name, line in object_based_classes(read(os.path.join(PLUGINS, path))):
-            if (path, class_name) not in OBJECT_BASE_LEFT:
-                found.append("plugins/%s:%d class %s(object)" % (path, line, class_name))
+            found.append("plugins/%s:%d class %s(object)" % (path, line, class_name))
     assert not found, "Python 3 classes need no object base: %s" % found
