@@ -16,7 +16,7 @@ import re
 
 from ansible_collections.hpc.pbs.plugins.module_utils.effective_timeouts import (
     OPTIONS, configured_value)
-from ansible_collections.hpc.pbs.plugins.module_utils.health import HOOK_FILE_SUFFIXES
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks import HOOK_FILE_SUFFIXES
 from ansible_collections.hpc.pbs.plugins.module_utils.mom_config import current_options
 
 # The row of a plan the module could not make: desired, and how much of its message is kept.
@@ -153,7 +153,7 @@ def mom_rows(mom, info, hook_names, server_files):
     :data:`effective_timeouts.OPTIONS` whose line hpc.pbs.mom_config would change (the last
     line of an option wins; no line shows the value the mom derives, from ``mom``); then,
     for each hook of ``hook_names``, one row per file of the hook (each suffix of
-    :data:`health.HOOK_FILE_SUFFIXES`, the files hpc.pbs.cluster_info hashes;
+    :data:`hooks.HOOK_FILE_SUFFIXES`, the files hpc.pbs.cluster_info hashes;
     ``server_files`` / the mom's ``health.hook_files.mom``: ``{"NAME.EXT": sha256}``) whose
     copy differs from the server's."""
     if not _read(info):

@@ -20,7 +20,8 @@ import json
 import os
 from collections import namedtuple
 
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import mom_hook_differences
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
+    HOOK_FILE_SUFFIXES, mom_hook_differences)
 from ansible_collections.hpc.pbs.plugins.module_utils.install_facts import file_sha256
 from ansible_collections.hpc.pbs.plugins.module_utils.jobs import SYSTEM_HOLD
 from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
@@ -28,7 +29,6 @@ from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import PbsRunn
 
 # Node states that make a vnode unusable for new jobs (pbsnodes' "state" pieces).
 PROBLEM_NODE_STATES = ("down", "offline")
-HOOK_FILE_SUFFIXES = (".HK", ".PY", ".CF")
 
 
 # -- snapshot readers ---------------------------------------------------------------------

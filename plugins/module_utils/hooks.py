@@ -137,6 +137,11 @@ def body_problem(option: str, body: bytes) -> Optional[str]:
     return None
 
 
+# The files of a hook under server_priv/hooks and mom_priv/hooks: its attributes, its body,
+# its config.
+HOOK_FILE_SUFFIXES = (".HK", ".PY", ".CF")
+
+
 def hook_file_paths(hooks_dir: str, name: str) -> Dict[str, str]:
     """``{"body": .../NAME.PY, "config": .../NAME.CF}`` in server_priv/hooks."""
     return {"body": os.path.join(hooks_dir, name + ".PY"),
