@@ -363,7 +363,11 @@ hook_plans:
     NAME)), C(failed) (with C(msg) when true), C(changed), C(commands) (the qmgr commands
     M(hpc.pbs.hook) would run) and C(diff) (as that module's C(--diff) - the attributes
     as C(attribute = value) lines before and after, then each of C(NAME.PY) / C(NAME.CF)
-    that would change), C(preflight) when a body that would go live was checked.
+    that would change; the first entry also carries C(changes), the same as data - one
+    C(object), C(item), C(before), C(after) per attribute that differs (C(null) where it is
+    not listed), then per hook file that would change C(item) (C(body) or C(config)),
+    C(file), C(before_sha256), C(after_sha256), and for the config its C(before) and
+    C(after) text), C(preflight) when a body that would go live was checked.
   returned: always
   type: list
   elements: dict
@@ -374,7 +378,9 @@ hook_plans:
 object_plans:
   description: One per O(plan_objects), in order - C(object) (e.g. C(sched default),
     C(server)), C(failed) (with C(msg) when true), C(changed), C(commands) and C(diff)
-    (as M(hpc.pbs.qmgr)'s C(--diff) - C(before), C(after) as C(attribute = value) lines).
+    (as M(hpc.pbs.qmgr)'s C(--diff) - C(before), C(after) as C(attribute = value) lines,
+    and C(changes), the same as data - one C(object), C(item), C(before), C(after) per
+    attribute that differs, C(null) where it is not listed).
   returned: always
   type: list
   elements: dict
