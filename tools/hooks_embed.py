@@ -261,19 +261,20 @@ def inlined(schema, root):
     """``schema`` (stripped) with each ``{"$ref": ...}`` that has no other keyword replaced by
     the schema it points at, and without ``$defs`` when nothing refers to it any more: the
     same checks and messages, and a body without the code that resolves references."""
-    def inline(node):
+    def inline(node, through):
         if isinstance(node, list):
-            return [inline(item) for item in node]
+            return [inline(item, through) for item in node]
         if not isinstance(node, dict):
             return node
-        if set(node) == {"$ref"}:
+        if set(node) == {"$ref"} and node["$ref"] not in through:  # a recursive one stays
             target = root
             for part in node["$ref"][2:].split("/"):
                 target = target[part.replace("~1", "/").replace("~0", "~")]
-            return inline(target)
-        return dict((key, value if key in ("enum", "const") else inline(value)) for key, value in node.items())
+            return inline(target, through + (node["$ref"],))
+        return dict((key, value if key in ("enum", "const") else inline(value, through))
+                    for key, value in node.items())
 
-    result = inline(schema)
+    result = inline(schema, ())
     if isinstance(result, dict) and "$ref" not in json.dumps(dict(result, **{"$defs": None})):
         result.pop("$defs", None)
     return result

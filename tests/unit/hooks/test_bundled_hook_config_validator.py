@@ -272,3 +272,17 @@ def test_the_reliable_startup_body_checks_its_config_without_importing_re(tmp_pa
 def test_each_body_with_its_generated_block_is_python_3_6_syntax(name):
     import ast  # pylint: disable=import-outside-toplevel
     ast.parse((HOOKS_DIR / (name + ".py")).read_text(), str(name), feature_version=(3, 6))
+
+
+def test_a_ref_alone_is_replaced_by_what_it_names_and_a_recursive_one_is_kept(tool):
+    single = {"type": "integer", "minimum": 1}
+    other = {"$ref": "#/$defs/one", "x-must-be": "b"}
+    schema = {"$defs": {"one": single}, "properties": {"a": {"$ref": "#/$defs/one"}, "b": other}}
+    assert tool.inlined(schema, schema) == {"$defs": {"one": single}, "properties": {"a": single, "b": other}}
+    schema["properties"].pop("b")
+    assert tool.inlined(schema, schema) == {"properties": {"a": single}}
+    tree = {"$defs": {"t": {"type": "object", "properties": {"x": {"$ref": "#/$defs/t"}}}},
+            "properties": {"a": {"$ref": "#/$defs/t"}}}
+    inlined = tool.inlined(tree, tree)
+    assert inlined["properties"]["a"]["properties"]["x"] == {"$ref": "#/$defs/t"}
+    assert "$ref" in tool.keywords_of(inlined) and "$defs" in inlined
