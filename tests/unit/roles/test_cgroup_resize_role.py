@@ -27,7 +27,8 @@ BUNDLED_EVENTS = "execjob_begin,execjob_end,execjob_launch,execjob_resize"
 
 
 class MockServer:
-    """A mock pbs_server on a free 127.0.1.N address with pbs.conf, PBS_HOME and a qmgr."""
+    """A mock pbs_server on a free N.N.N.M loopback address (the network of
+    HPC_PBS_CLUSTER_NET, default 127.0.1) with pbs.conf, PBS_HOME and a qmgr."""
 
     def __init__(self, base):
         self.base = base
@@ -40,7 +41,7 @@ class MockServer:
         self.daemon = None
         last_error = None
         for last_octet in range(150 + os.getpid() % 50, 250):
-            address = "127.0.1.%d" % last_octet
+            address = "%s.%d" % (os.environ.get("HPC_PBS_CLUSTER_NET") or "127.0.1", last_octet)
             try:
                 self.daemon = ServerDaemon(str(self.home), address, address,
                                            ping_interval=5.0, sched_interval=5.0).start()
@@ -215,10 +216,37 @@ def test_config_is_merged_over_the_default(server, tmp_path):
     ({"cgroup_resize_hook_name": "PBS_resize"}, "starts with PBS, which is reserved"),
     ({"cgroup_resize_hook_order": 0}, "cgroup_resize_hook_order must be 1-1000"),
     ({"cgroup_resize_hook_source": "both"}, "value of cgroup_resize_hook_source must be one of"),
+    ({"cgroup_resize_hook_body_src": "/nonexistent/own_cg.py"},
+     'cgroup_resize_hook_body_src "/nonexistent/own_cg.py": no such file on the controller'),
+    ({"cgroup_resize_hook_source": "pbs_cgroups", "cgroup_resize_hook_body_src": str(PLAYBOOK)},
+     "is set but cgroup_resize_hook_source is pbs_cgroups"),
 ])
 def test_bad_inputs_fail_before_anything_changes(server, tmp_path, extra_vars, message):
     before = server.hook("pbs_cgroups")
     rc, output, _changed = playbook(server, tmp_path, extra_vars)
     assert rc != 0
     assert message in output, output
+    # The checks stop the run before the role reads the server.
+    assert "Read the server's hooks" not in output, output
     assert server.hook("cgroup_resize") is None and server.hook("pbs_cgroups") == before
+
+
+def test_an_own_body_is_installed_kept_and_refused_where_pbs_cgroups_would_run(server, tmp_path):
+    own = tmp_path / "own_cg.py"
+    own.write_bytes(HOOK_BODY + b"# site\n")
+    extra = {"cgroup_resize_hook_body_src": str(own)}
+    rc, output, changed = playbook(server, tmp_path, extra)
+    assert rc == 0 and changed == 1, output
+    assert server.hook_file("cgroup_resize", "PY") == own.read_bytes()
+    rc, output, changed = playbook(server, tmp_path, extra, check=True)
+    assert rc == 0 and changed == 0, output
+    # Without the variable the bundled body comes back (check mode: nothing changes).
+    rc, output, changed = playbook(server, tmp_path, check=True)
+    assert rc == 0 and changed == 1, output
+    # auto would choose an enabled pbs_cgroups, which does not take the body: refused.
+    before = enable_pbs_cgroups_without_resize(server)
+    rc, output, _changed = playbook(server, tmp_path, extra)
+    assert rc != 0
+    assert "cgroup_resize_hook_source=auto chose the enabled hook pbs_cgroups" in output, output
+    assert server.hook("pbs_cgroups") == before
+    assert server.hook_file("cgroup_resize", "PY") == own.read_bytes()

@@ -76,6 +76,13 @@ def assert_nothing_ran(fake):
     ({"cray_atom_hook_alarm": 0}, "cray_atom_hook_alarm must be at least 1 second"),
     ({"cray_atom_hook_source": "both"}, "cray_atom_hook_source"),
     ({"cray_atom_install_method": "pip", "cray_atom_pip_packages": []}, "cray_atom_pip_packages may not be empty"),
+    ({"cray_atom_hook_body_src": "/nonexistent/own_atom.py"},
+     'cray_atom_hook_body_src "/nonexistent/own_atom.py": no such file on the controller'),
+    ({"cray_atom_hook_body_src": "~/nonexistent/own_atom.py"},
+     'cray_atom_hook_body_src "~/nonexistent/own_atom.py": no such file on the controller (%s/nonexistent/own_atom.py)'
+     % os.path.realpath(os.path.expanduser("~"))),
+    ({"cray_atom_hook_source": "builtin", "cray_atom_hook_body_src": str(PLAYBOOK)},
+     "is set but cray_atom_hook_source is builtin"),
 ])
 @pytest.mark.parametrize("check", [False, True], ids=["apply", "check"])
 def test_bad_input_stops_the_play_before_any_change(fake_pbs, extra_vars, message, check):
@@ -91,6 +98,15 @@ def test_valid_input_passes_validation_on_a_mom(fake_pbs):
     result = run_playbook(fake_pbs, {"cray_atom_config": {"post_timeout": 45.5}}, groups=("pbs_mom",))
     assert "Check the hook config against its JSON Schema" in result.stdout
     assert "ok: [localhost]" in result.stdout
+    assert fake_pbs["calls"].read_text().startswith("pbs_python -c")
+
+
+def test_an_own_hook_body_passes_validation_on_a_mom(fake_pbs, tmp_path):
+    own = tmp_path / "own_atom.py"
+    own.write_text("import pbs\n")
+    result = run_playbook(fake_pbs, {"cray_atom_hook_body_src": str(own)}, groups=("pbs_mom",))
+    assert "Check the hook body file on the controller" in result.stdout
+    assert "no such file on the controller" not in result.stdout
     assert fake_pbs["calls"].read_text().startswith("pbs_python -c")
 
 
