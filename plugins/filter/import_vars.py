@@ -35,16 +35,17 @@ description:
     C(files/hooks/cgroup_resize.py) body (C(cgroup_resize_hook_source=bundled)), else a
     C(pbs_cgroups) hook that has the event C(execjob_resize)
     (C(cgroup_resize_hook_source=pbs_cgroups)) - gives C(site_cgroup_resize=true) and the
-    C(cgroup_resize_*) variables likewise. Their roles install the bundled bodies only - a
-    body of the site's own is written to C(hook_bodies/NAME.py) and said in C(notes).
+    C(cgroup_resize_*) variables likewise. A body of the site's own is returned as the file
+    C(hook_bodies/NAME.py), and C(cray_atom_hook_body_src) or C(cgroup_resize_hook_body_src)
+    is its path under O(import_dir), as for the reliable_job_startup hook.
   - The other hooks are listed and not touched.
   - >-
     Each mom's C($job_launch_delay) and C($sister_join_job_alarm) (C(null) when the line is
     not in C(mom_priv/config)) - the value most moms have goes to C(group_vars/pbs_mom.yml),
     a mom that differs gets C(host_vars/MOM.yml) with its own values only.
   - >-
-    What C(site.yml) would still change (a body or events the role does not take, a config
-    in another layout, a scheduler without C(job_run_wait)) is returned in C(notes).
+    What C(site.yml) would still change (events or a fail_action the role does not take, a
+    config in another layout, a scheduler without C(job_run_wait)) is returned in C(notes).
 positional: _input, moms, bundled, hook_files, server_host, import_dir
 options:
   _input:
@@ -77,8 +78,9 @@ options:
     description:
       - >-
         The absolute path on the controller the files are written under;
-        C(reliable_job_startup_hook_body_src) is then the absolute path of the body written there.
-      - C(null) (the default) - that path is relative to the import directory.
+        C(reliable_job_startup_hook_body_src), C(cray_atom_hook_body_src) and
+        C(cgroup_resize_hook_body_src) are then the absolute paths of the bodies written there.
+      - C(null) (the default) - those paths are relative to the import directory.
     type: path
 """
 

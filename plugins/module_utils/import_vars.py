@@ -156,11 +156,12 @@ def _config_part(label, name, config_text, default, indent, notes):
     return own
 
 
-def _site_hook_part(spec, name, attrs, bundled, files_read, notes, body_src=None):
+def _site_hook_part(spec, name, attrs, bundled, files_read, notes, body_src=""):
     """The variables and files of a bundled site hook found on the server under ``name``
-    (``spec``: one of PARTS). ``body_src``: the role variable that takes a body of the
-    site's own and the directory its file is written to (None: the role installs the
-    bundled body only)."""
+    (``spec``: one of PARTS). A body of the site's own is written to
+    ``hook_bodies/NAME.py`` and the role variable ``<prefix>hook_body_src`` points to it:
+    ``body_src`` is the directory the files are written under ("": paths relative to it),
+    so that site.yml installs that body again, not the bundled one."""
     prefix = spec["prefix"]
     variables = {
         prefix + "hook_name": name,
@@ -191,13 +192,7 @@ def _site_hook_part(spec, name, attrs, bundled, files_read, notes, body_src=None
     elif sha256_text(body) != sha256_text(bundled["body"]):
         path = "%s/%s.py" % (BODY_DIR, name)
         files[path] = body
-        if body_src is not None:
-            variables[prefix + "hook_body_src"] = (
-                os.path.join(body_src, path) if body_src else path)
-        else:
-            notes.append("hook %s runs a body that is not the bundled one: it is kept in %s; "
-                         "the %s role installs the bundled body only, so site.yml would "
-                         "replace it" % (name, path, spec["role"]))
+        variables[prefix + "hook_body_src"] = os.path.join(body_src, path) if body_src else path
     own = _config_part(spec["role"], name, files_read.get("config"), bundled["config"],
                        spec["indent"], notes)
     if own is not None:
@@ -221,10 +216,11 @@ def _hook_part(server, bundled, hook_files, notes, import_dir):
     return variables, files, name
 
 
-def _optional_parts(server, bundled, hook_files, notes):
+def _optional_parts(server, bundled, hook_files, notes, import_dir=None):
     """The Cray ATOM hook and the cgroup resize hook, when the server runs them (and the
     playbook gave their bundled files): variables, files, the hooks they manage and the
-    hooks whose files are to be read."""
+    hooks whose files are to be read. A body of the site's own is written out and the
+    role's ``<prefix>hook_body_src`` points to it, as for reliable_job_startup."""
     hooks = server.get("hooks") or {}
     site = dict((n, a or {}) for n, a in hooks.items() if (a or {}).get("type", "site") == "site")
     variables, files, managed, to_read = {}, {}, [], []
@@ -269,7 +265,8 @@ def _optional_parts(server, bundled, hook_files, notes):
             notes.append("%s is enabled beside the bundled hook %s: the cgroup_resize role "
                          "refuses the bundled hook while it is" % (spec["pbs_cgroups"], name))
         part_vars, part_files = _site_hook_part(spec, name, site[name], part_bundled,
-                                                _files_read(hook_files, name), notes)
+                                                _files_read(hook_files, name), notes,
+                                                body_src=import_dir or "")
         variables.update(part_vars)
         variables.update({spec["switch"]: True, prefix + "hook_source": "bundled"})
         files.update(part_files)
@@ -303,7 +300,8 @@ def import_vars(server, moms, bundled, hook_files=None, server_host="pbs_server"
                             % (import_dir,))
     notes = []
     all_vars, files, hook_name = _hook_part(server, bundled, hook_files, notes, import_dir)
-    part_vars, part_files, part_hooks, to_read = _optional_parts(server, bundled, hook_files, notes)
+    part_vars, part_files, part_hooks, to_read = _optional_parts(server, bundled, hook_files, notes,
+                                                                   import_dir)
     all_vars.update(part_vars)
     files.update(part_files)
 

@@ -100,11 +100,12 @@ def test_every_name_written_is_an_option_of_the_roles_or_of_site_yml():
         names |= set(n for n in ("site_tolerate_node_failures", "site_cray_atom", "site_cgroup_resize") if n in text)
     hooks = {"reliable_job_startup": hook(), "cray_atom": cray_hook(), "cgroup_resize": cgroup_hook()}
     files = {"hooks": {"reliable_job_startup": files_of(body=BODY + "#\n"),
-                       "cray_atom": part_files(CRAY, {"post_timeout": 5}, 4),
-                       "cgroup_resize": part_files(CGROUP, {"kill_timeout": 3})}}
+                       "cray_atom": part_files(CRAY, {"post_timeout": 5}, 4, body=CRAY["body"] + "#\n"),
+                       "cgroup_resize": part_files(CGROUP, {"kill_timeout": 3}, body=CGROUP["body"] + "#\n")}}
     result = iv.import_vars(server(hooks=hooks), {"mom1": mom(50, 45), "mom2": mom(None, 60)}, BUNDLED_ALL,
                             files, "srv", "/srv/imported")
-    assert {"reliable_job_startup_hook_body_src", "cray_atom_config", "cgroup_resize_config"} <= set(
+    assert {"reliable_job_startup_hook_body_src", "cray_atom_config", "cgroup_resize_config",
+            "cray_atom_hook_body_src", "cgroup_resize_hook_body_src"} <= set(
         parsed(result, "group_vars/all.yml"))
     written = set()
     for path in result["files"]:
@@ -225,17 +226,38 @@ def test_the_bundled_cgroup_resize_hook_is_imported_with_its_own_config_keys():
     assert not [k for k in common if k.startswith("cray_atom") or k == "site_cray_atom"]
 
 
-def test_the_bundled_cgroup_resize_body_under_another_name_and_an_own_body_is_a_note():
+def test_the_bundled_cgroup_resize_body_under_another_name_and_an_own_body_is_kept():
     hooks = {"reliable_job_startup": hook(), "a_cg": cgroup_hook(sha="2" * 64), "my_cg": cgroup_hook()}
     own = CGROUP["body"] + "# site\n"
     files = {"hooks": {"reliable_job_startup": files_of(), "my_cg": part_files(CGROUP, {}, body=own)}}
     result = iv.import_vars(server(hooks=hooks), {}, BUNDLED_ALL, files, "srv", "/srv/imported")
     assert result["read_hooks"] == ["reliable_job_startup", "my_cg"]
-    assert parsed(result, "group_vars/all.yml")["cgroup_resize_hook_name"] == "my_cg"
+    common = parsed(result, "group_vars/all.yml")
+    assert common["cgroup_resize_hook_name"] == "my_cg"
     assert result["files"]["hook_bodies/my_cg.py"] == own
-    assert any("hook my_cg runs a body that is not the bundled one" in n and "cgroup_resize role" in n
-               for n in result["notes"]), result["notes"]
+    # The role installs that file again: site.yml keeps the body, so no note says otherwise.
+    assert common["cgroup_resize_hook_body_src"] == "/srv/imported/hook_bodies/my_cg.py"
+    assert not [n for n in result["notes"] if "body" in n], result["notes"]
     assert [h["name"] for h in result["unmanaged_hooks"]] == ["a_cg"]
+    # Without import_dir, the path is relative to it.
+    relative = iv.import_vars(server(hooks=hooks), {}, BUNDLED_ALL, files, "srv")
+    assert parsed(relative, "group_vars/all.yml")["cgroup_resize_hook_body_src"] == "hook_bodies/my_cg.py"
+
+
+def test_an_own_cray_atom_body_is_kept_and_the_bundled_one_is_not_written():
+    hooks = {"reliable_job_startup": hook(), "cray_atom": cray_hook()}
+    own = CRAY["body"] + "# site\n"
+    files = {"hooks": {"reliable_job_startup": files_of(), "cray_atom": part_files(CRAY, {}, 4, body=own)}}
+    result = iv.import_vars(server(hooks=hooks), {}, BUNDLED_ALL, files, "srv", "/srv/imported")
+    common = parsed(result, "group_vars/all.yml")
+    assert common["cray_atom_hook_source"] == "bundled"
+    assert common["cray_atom_hook_body_src"] == "/srv/imported/hook_bodies/cray_atom.py"
+    assert result["files"]["hook_bodies/cray_atom.py"] == own
+    assert result["notes"] == [], result["notes"]
+    files["hooks"]["cray_atom"] = part_files(CRAY, {}, 4)
+    result = iv.import_vars(server(hooks=hooks), {}, BUNDLED_ALL, files, "srv", "/srv/imported")
+    assert "cray_atom_hook_body_src" not in parsed(result, "group_vars/all.yml")
+    assert not [p for p in result["files"] if p.startswith("hook_bodies/")]
 
 
 @pytest.mark.parametrize("events, imported", [(["execjob_begin", "execjob_resize"], True), (["execjob_begin"], False)])
