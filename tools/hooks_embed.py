@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env python
 """Write or check the generated block of each bundled hook body (files/hooks/<hook>.py).
 
 A bundled hook is one folder's worth of files: ``files/hooks/<hook>.py`` (the body PBS runs),
