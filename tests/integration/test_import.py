@@ -11,8 +11,9 @@ writes group_vars / host_vars beside a copy of the inventory, and with them site
 --check changes nothing, audit.yml reports no drift and site.yml changes nothing. The
 cluster (qmgr's lists, the server's hook files, the moms' config files) is compared before
 and after. The refusals of import_dir and of a missing reliable_job_startup_hook_body_src,
-a cgroup_resize body that is not the bundled one and the removal of an earlier import's
-stale file run on the mock only (the playbook reads them
+a cgroup_resize body that is not the bundled one (kept through cgroup_resize_hook_body_src:
+site.yml --check changes nothing, audit.yml reports no drift) and the removal of an earlier
+import's stale file run on the mock only (the playbook reads them
 through the same modules on both backends).
 """
 import json
@@ -232,10 +233,11 @@ def test_bad_import_dir_is_refused_before_anything_is_read(handmade, env, tmp_pa
 
 
 def test_own_cgroup_body_kept_in_a_file_and_an_earlier_imports_stale_file_removed(handmade, env, tmp_path):
-    """A cgroup_resize body that is not the bundled one is written out and said (its role
-    installs the bundled body only); a host_vars file an earlier import wrote (its marker)
-    that this one does not write again is removed (a mom that no longer differs, or left the
-    inventory), a file of the site's own is kept."""
+    """A cgroup_resize body that is not the bundled one is written out and
+    cgroup_resize_hook_body_src points to it: site.yml --check then changes nothing (the
+    body is kept) and audit.yml reports no drift; a host_vars file an earlier import wrote
+    (its marker) that this one does not write again is removed (a mom that no longer
+    differs, or left the inventory), a file of the site's own is kept."""
     cluster = handmade
     require_mock(cluster)
     import_dir = tmp_path / "imported"
@@ -249,10 +251,24 @@ def test_own_cgroup_body_kept_in_a_file_and_an_earlier_imports_stale_file_remove
         before = snapshot(cluster)
         inventory, out = import_into(cluster, env, import_dir)
         assert snapshot(cluster) == before, "the import changed the cluster"
-        assert read_text(str(import_dir / "hook_bodies" / (CGROUP_HOOK + ".py"))) == own_body
-        assert ("site.yml would still change: hook %s runs a body that is not the bundled one" % CGROUP_HOOK) in out, out
+        body_file = import_dir / "hook_bodies" / (CGROUP_HOOK + ".py")
+        assert read_text(str(body_file)) == own_body
+        assert read_yaml(str(import_dir / "group_vars" / "all.yml"))["cgroup_resize_hook_body_src"] == str(body_file)
+        assert "runs a body that is not the bundled one" not in out, out
+        assert "site.yml --check should change nothing" in out, out
         assert sorted(os.listdir(str(import_dir / "host_vars"))) == ["mom1.yml", "mom2.yml"]
         assert read_yaml(str(import_dir / "host_vars" / "mom1.yml")) == {"site_own_variable": 1}
+        # The own body is kept: site.yml --check plans no change, the audit sees no drift.
+        rc, out, recap = run(inventory, env, SITE, {}, "--check")
+        assert rc == 0, out
+        assert set(recap) == {SERVER, "mom1", "mom2"} and all(r["changed"] == 0 for r in recap.values()), out
+        report = str(tmp_path / "audit.json")
+        rc, out, recap = run(inventory, env, AUDIT, {"audit_report_path": report,
+                                                     "audit_timeouts_report_path": str(tmp_path / "timeouts.json")})
+        assert rc == 0, out
+        with open(report) as handle:
+            assert json.load(handle)["drift"] == [], out
+        assert snapshot(cluster) == before, "site.yml --check or audit.yml changed the cluster"
     finally:
         qmgr(cluster, stage(cluster, CGROUP_HOOK, "application/x-python", read_text(CGROUP_BODY)))
 
