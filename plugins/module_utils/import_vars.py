@@ -300,8 +300,8 @@ def import_vars(server, moms, bundled, hook_files=None, server_host="pbs_server"
                             % (import_dir,))
     notes = []
     all_vars, files, hook_name = _hook_part(server, bundled, hook_files, notes, import_dir)
-    part_vars, part_files, part_hooks, to_read = _optional_parts(server, bundled, hook_files, notes,
-                                                                   import_dir)
+    part_vars, part_files, part_hooks, to_read = _optional_parts(
+        server, bundled, hook_files, notes, import_dir)
     all_vars.update(part_vars)
     files.update(part_files)
 
