@@ -13,10 +13,35 @@ whose ``/etc/pbs.conf`` is missing or names another server sends them elsewhere.
 community.general's ``CmdRunner`` fixes its commands' language. Standard library only.
 """
 
+import errno
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 # The variables community.general's CmdRunner sets for force_lang="C".
 C_LOCALE = {"LANGUAGE": "C", "LANG": "C", "LC_ALL": "C", "LC_MESSAGES": "C"}
+
+
+class InputNotRead(Exception):
+    """The command exited before it read the input it was fed (EPIPE): none of it ran."""
+
+
+def module_run_command(module: Any) -> Callable[..., Tuple[int, str, str]]:
+    """``module.run_command`` (an AnsibleModule's) for commands fed on stdin that may exit
+    before they read their input: ``qmgr -a`` that cannot reach its server prints why and
+    exits at once, and writing its commands then fails with EPIPE, which ``run_command``
+    would turn into a bare "Error executing command." (rc 32) hiding qmgr's own message.
+    Raises :class:`InputNotRead` then; every other failure to run the command is left to
+    ``run_command`` as before."""
+    def run(args, data=None, **kwargs):
+        if data is None:
+            return module.run_command(args, **kwargs)
+        try:
+            return module.run_command(args, data=data, handle_exceptions=False, **kwargs)
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:
+                raise InputNotRead("%s exited before reading its input" % args[0])
+            return module.run_command(args, data=data, **kwargs)
+
+    return run
 
 
 class PbsRunner:
@@ -65,4 +90,4 @@ class PbsRunner:
     @classmethod
     def for_module(cls, module: Any, paths: Any) -> "PbsRunner":
         """The runner of ``module`` (an AnsibleModule) for ``paths`` (a ``PbsPaths``)."""
-        return cls(module.run_command, paths.conf_file)
+        return cls(module_run_command(module), paths.conf_file)

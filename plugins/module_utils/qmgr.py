@@ -35,7 +35,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from ansible_collections.hpc.pbs.plugins.module_utils import qmgr_attributes
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks import HOOK_NAME
 from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
-from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import PbsRunner
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import (
+    InputNotRead, PbsRunner, module_run_command)
 
 OBJECT_TYPES = ("server", "sched", "queue", "node", "hook", "pbshook")
 
@@ -453,7 +454,7 @@ class Qmgr:
     """
 
     def __init__(self, module: Any, path: str, conf_file: Optional[str] = None) -> None:
-        self.runner = PbsRunner(module.run_command, conf_file)
+        self.runner = PbsRunner(module_run_command(module), conf_file)
         self.path = path
 
     @classmethod
@@ -557,7 +558,13 @@ class Qmgr:
                 fed.append(marker)
         cmd = [self.path, "-a"]
         data = "".join(str(c) + "\n" for c in fed)
-        rc, out, err = self.runner.run_command(cmd, data=data, binary_data=True)
+        try:
+            rc, out, err = self.runner.run_command(cmd, data=data, binary_data=True)
+        except InputNotRead as exc:
+            # qmgr quit before reading (it could not reach its server): none of the commands
+            # ran. A read without input makes it say why.
+            rc, dummy, err = self.runner.run_command([self.path, "-c", "list server"])
+            rc, out, err = rc or 1, "", (err.rstrip("\n") + "\n" if err else "") + str(exc)
         out = strip_max_open_servers(out)
         if rc != 0:
             applied, not_applied = self._applied_split(out, writes, use_markers)
