@@ -415,11 +415,13 @@ def write_value(path, value):
 
 
 def read_pids(directory):
+    """PIDs in the cgroup's ``cgroup.procs``.  cgroup v2 lists a process that this PID
+    namespace cannot see as 0, never a PID to signal (kill(0) is our own process group)."""
     try:
         text = read_text(os.path.join(directory, "cgroup.procs"))
     except (IOError, OSError):
         return []
-    return [int(line) for line in text.split() if line.strip().isdigit()]
+    return [int(word) for word in text.split() if word.isdigit() and int(word) > 0]
 
 
 def own_lineage():

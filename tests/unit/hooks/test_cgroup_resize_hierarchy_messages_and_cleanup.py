@@ -257,6 +257,16 @@ def test_a_leftover_listed_after_the_moms_own_process_is_killed_too(hook, tmp_pa
     assert not job_dir.exists()
 
 
+def test_a_process_of_another_pid_namespace_listed_as_0_is_never_signalled(hook, tmp_path, monkeypatch):
+    """cgroup v2 lists a process the reader's PID namespace cannot see as ``0`` (a mom in a
+    container): kill(0, SIGKILL) would kill the mom's own process group."""
+    hierarchy, job_dir = begun_job(hook, tmp_path)
+    kernel = Kernel(monkeypatch, hook, job_dir, busy_for=0)
+    (job_dir / "cgroup.procs").write_text("0\n4242\n0\n")
+    hierarchy.remove_job("7.pbs-server", 10)
+    assert kernel.killed == [(4242, hook.signal.SIGKILL)]
+
+
 def test_processes_slow_to_leave_after_sigkill_are_waited_for(hook, tmp_path, monkeypatch):
     """A killed process leaves its cgroup a moment later; rmdir is EBUSY until then."""
     hierarchy, job_dir = begun_job(hook, tmp_path)
