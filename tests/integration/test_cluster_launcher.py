@@ -277,6 +277,21 @@ def test_up_after_a_crashed_node(cluster):
     assert cluster.ssh("mom1", "hostname").stdout == "mom1\n"
 
 
+def test_a_node_stopped_by_a_stray_signal_says_who_sent_it(cluster):
+    """A node init that anything but ``cluster down`` stops leaves the sender in its
+    init.log, and ``exec`` on the node shows that log instead of a bare "down"."""
+    victim = state_of(cluster)["nodes"][2]
+    os.kill(victim["init_pid"], 15)
+    assert up.wait_until(lambda: not os.path.exists("/proc/%d" % victim["init_pid"]), 30)
+    proc = cluster.exec("mom2", ["true"])
+    assert proc.returncode != 0
+    assert "node mom2 is down (its init %d is gone)" % victim["init_pid"] in proc.stderr, proc.stderr
+    assert "node mom2: SIGTERM from pid 0 (uid 0; 0: outside the node), stopping every process" \
+        in proc.stderr, proc.stderr
+    cluster.up(2, daemons=False)
+    assert cluster.ssh("mom2", "hostname").stdout == "mom2\n"
+
+
 def host_cgroup_dirs(cluster):
     """Host paths of this cluster's ``hpcpbs_<id>`` cgroups that exist."""
     name = cgroups.cluster_cgroup_name(Workdir(cluster.workdir))

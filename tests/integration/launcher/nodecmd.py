@@ -6,7 +6,7 @@ import os
 import subprocess
 
 from .common import DEFAULT_PBS_CONF, ENTRY_POINT, ROOT_PATH, SYSTEM_PATH, USER_PATH, ClusterError
-from .procs import is_node_init
+from .procs import is_node_init, tail
 
 
 def clean_env(extra=None):
@@ -53,7 +53,8 @@ def running_node(workdir, name):
     for node in state["nodes"]:
         if node["name"] == name:
             if not is_node_init(node.get("init_pid"), workdir):
-                raise ClusterError("node %s is down (its init %s is gone)" % (name, node.get("init_pid")))
+                raise ClusterError("node %s is down (its init %s is gone); the end of its init.log:\n%s"
+                                   % (name, node.get("init_pid"), tail(os.path.join(workdir.node(name), "logs", "init.log"))))
             return node
     raise ClusterError("no node %s (nodes: %s)" % (name, ", ".join(n["name"] for n in state["nodes"])))
 

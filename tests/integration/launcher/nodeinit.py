@@ -52,6 +52,10 @@ def node_init(workdir, name):
         reap()
         info = signal.sigtimedwait(HANDLED_SIGNALS, 5)
         if info is not None and info.si_signo in (signal.SIGTERM, signal.SIGINT):
+            # Said in init.log, which `cluster exec` shows when it finds the node down: a
+            # node stopped by anything but `cluster down` must be traceable to its sender.
+            print("node %s: %s from pid %d (uid %d; 0: outside the node), stopping every process"
+                  % (name, signal.Signals(info.si_signo).name, info.si_pid, info.si_uid), flush=True)
             stop_all_processes()
             return 0
 

@@ -452,6 +452,21 @@ class FakeQmgr(object):
         return (data or b"").decode("utf-8")
 
 
+def kill_stand_in_mom(pid, script):
+    """SIGKILL ``pid`` if it still is a stand-in mom running ``script``: a PID read from
+    mom.lock may by now belong to any process of the machine (even a test cluster's node)."""
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as handle:
+            argv = handle.read().decode(errors="replace").split("\0")
+    except OSError:
+        return
+    if str(script) in argv:
+        try:
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass
+
+
 FAKE_MOM_SOURCE = r'''
 import os, signal, sys, time
 

@@ -13,7 +13,7 @@ import types
 import pytest
 
 from ansible_collections.hpc.pbs.plugins.modules import mom_config as mom_module
-from hpc_pbs_module_fakes import FAKE_MOM_SOURCE, run_module
+from hpc_pbs_module_fakes import FAKE_MOM_SOURCE, kill_stand_in_mom, run_module
 
 ORIGINAL = (b"$restrict_user_maxsysid 999\n"
             b"$clienthost pbs-server\n"
@@ -81,10 +81,7 @@ def mom(home):
     if home.args.exists():   # the module started a second mom: stop it
         pid = int(home.lock.read_text())
         if pid not in [p.pid for p in started]:
-            try:
-                os.kill(pid, 9)
-            except ProcessLookupError:
-                pass
+            kill_stand_in_mom(pid, home.script)
 
 
 def run(home, **args):

@@ -8,7 +8,7 @@ import types
 import pytest
 
 from ansible_collections.hpc.pbs.plugins.modules import mom_config as mom_module
-from hpc_pbs_module_fakes import FAKE_MOM_SOURCE, run_module
+from hpc_pbs_module_fakes import FAKE_MOM_SOURCE, kill_stand_in_mom, run_module
 
 ORIGINAL = (b"$restrict_user_maxsysid 999\n"
             b"# site comment: keep me\n"
@@ -209,7 +209,7 @@ def test_mom_dying_on_the_new_file_is_restored_and_restarted_with_p(home, mom, t
         assert new_pid != proc.pid
         os.kill(new_pid, 0)
     finally:
-        os.kill(new_pid, 9)
+        kill_stand_in_mom(new_pid, tmp_path / "fake_mom.py")
 
 
 def test_warns_when_below_the_enabled_hook_alarms(home):
