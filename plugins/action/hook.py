@@ -8,7 +8,7 @@ Ansible picks this plugin for every ``hpc.pbs.hook`` task. With ``config_schema`
 
 - ``config`` (a dict/list, or JSON text) or the file ``config_src`` on the managed host
   (read with ``ansible.builtin.slurp``) is validated with
-  ``module_utils/json_schema.schema_errors`` - the validation of the
+  ``module_utils/common/json_schema.schema_errors`` - the validation of the
   ``hpc.pbs.json_schema_errors`` filter;
 - a config that breaks the schema fails the task before the module runs (nothing changed
   on the host); otherwise the module runs without ``config_schema`` (already checked).
@@ -22,8 +22,8 @@ import json
 
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import config_refusal_message
-from ansible_collections.hpc.pbs.plugins.module_utils.json_schema import (
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import config_refusal_message
+from ansible_collections.hpc.pbs.plugins.module_utils.common.json_schema import (
     JsonSchemaError, schema_errors)
 
 

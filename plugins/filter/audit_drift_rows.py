@@ -27,7 +27,7 @@ description:
   - >-
     The changes are read from the data the plans carry (C(changes) in their C(diff), as
     M(hpc.pbs.hook), M(hpc.pbs.qmgr) and M(hpc.pbs.cluster_info) return it), never from the
-    diff's text. The rule lives in C(plugins/module_utils/audit.py).
+    diff's text. The rule lives in C(plugins/module_utils/cluster/audit.py).
 positional: _input, host
 options:
   _input:
@@ -77,7 +77,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.hpc.pbs.plugins.module_utils.audit import (
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster.audit import (
     AuditInputError, server_rows)
 
 

@@ -22,7 +22,7 @@ description:
     pbs_mom reads the file; a missing line shows C((no line: default N)) with the seconds
     the mom derives from its hooks' alarms (desired - the value it would derive, actual -
     the value it uses). The lines are read by the grammar of
-    C(plugins/module_utils/mom_config.py).
+    C(plugins/module_utils/moms/mom_config.py).
   - >-
     For each hook the server's plans audit - one row (object C(hook NAME), item C(copy .HK)
     / C(copy .PY) / C(copy .CF)) per file of the hook whose copy in the mom's
@@ -79,7 +79,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.hpc.pbs.plugins.module_utils.audit import (
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster.audit import (
     AuditInputError, audited_hooks, mom_rows)
 
 

@@ -55,7 +55,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.hpc.pbs.plugins.module_utils.audit import timeout_rows
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster.audit import timeout_rows
 
 
 def audit_timeout_rows(moms, reads):

@@ -84,7 +84,7 @@ import json
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.hpc.pbs.plugins.filter.hook_setting_problem import hook_setting_problem
-from ansible_collections.hpc.pbs.plugins.module_utils.json_schema import JsonSchemaError, schema_errors
+from ansible_collections.hpc.pbs.plugins.module_utils.common.json_schema import JsonSchemaError, schema_errors
 from ansible_collections.hpc.pbs.plugins.plugin_utils.bundled_hooks import BundledHookError, bundled_hook_part
 
 KEYS = ("hook_name", "hook_order", "hook_alarm", "config")

@@ -16,7 +16,7 @@ description:
     30 seconds with none; without a C($job_launch_delay) line it waits the sum of the alarms
     of the enabled C(execjob_prologue) hooks, 30 with none (PP-928, reliable job startup).
   - Returns that value, in whole seconds, for the hooks given. The rule is
-    C(module_utils/effective_timeouts.py), the one M(hpc.pbs.cluster_info) reports with and
+    C(module_utils/cluster/effective_timeouts.py), the one M(hpc.pbs.cluster_info) reports with and
     the filter C(hpc.pbs.effective_timeout_changes) announces changes with.
 positional: _input, option
 options:
@@ -52,7 +52,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.hpc.pbs.plugins.module_utils.effective_timeouts import (
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster.effective_timeouts import (
     OPTION_EVENT, derived_value)
 
 

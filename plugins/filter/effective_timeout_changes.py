@@ -19,7 +19,7 @@ description:
   - Given the server's hooks (O(_input)) and the change about to be made to one of them,
     returns one line per option whose derived value changes, naming the hook, the old and
     the new seconds; an empty list when nothing changes. The rule is
-    C(module_utils/effective_timeouts.py), the one M(hpc.pbs.cluster_info) reports with.
+    C(module_utils/cluster/effective_timeouts.py), the one M(hpc.pbs.cluster_info) reports with.
   - A line also says when a pbs_mom that keeps running holds another value than the one it
     takes at its next start (a hook having both events, or the last hook of an event
     disabled or removed).
@@ -69,7 +69,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.hpc.pbs.plugins.module_utils.effective_timeouts import (
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster.effective_timeouts import (
     changes, hooks_with_change)
 
 CHANGE_KEYS = ("events", "event", "enabled", "alarm")

@@ -49,7 +49,7 @@ _value:
   elements: str
 """
 
-from ansible_collections.hpc.pbs.plugins.module_utils.rollout_work import hook_files_differ
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster.rollout_work import hook_files_differ
 
 
 class FilterModule:

@@ -38,7 +38,7 @@ _value:
   type: str
 """
 
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import site_hook_name_problem
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import site_hook_name_problem
 
 
 def hook_name_problem(name):

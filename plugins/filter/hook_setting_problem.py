@@ -56,7 +56,7 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.hpc.pbs.plugins.filter.hook_name_problem import hook_name_problem
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import (
     ALARM_RULE, SITE_ORDER_RULE, alarm_accepted, site_order_accepted)
 
 # setting -> (whether a whole number is accepted, the rule said when it is not)

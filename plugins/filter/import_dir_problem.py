@@ -42,7 +42,7 @@ _value:
   type: str
 """
 
-from ansible_collections.hpc.pbs.plugins.module_utils.import_vars import import_dir_problem
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster.import_vars import import_dir_problem
 
 
 class FilterModule:

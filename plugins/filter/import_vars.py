@@ -110,7 +110,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.hpc.pbs.plugins.module_utils.import_vars import ImportRefused, import_vars as _import_vars
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster.import_vars import ImportRefused, import_vars as _import_vars
 
 
 def import_vars(server, moms, bundled, hook_files=None, server_host="pbs_server", import_dir=None):

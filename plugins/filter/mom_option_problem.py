@@ -55,7 +55,7 @@ _value:
   type: str
 """
 
-from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import value_problem
+from ansible_collections.hpc.pbs.plugins.module_utils.moms.mom_config_options import value_problem
 
 
 def mom_option_problem(value, option):

@@ -36,7 +36,7 @@ _value:
   type: str
 """
 
-from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import object_name_problem
+from ansible_collections.hpc.pbs.plugins.module_utils.server.qmgr import object_name_problem
 
 
 def node_name_problem(name):

@@ -74,7 +74,7 @@ _value:
   elements: str
 """
 
-from ansible_collections.hpc.pbs.plugins.module_utils.rollout_work import mom_work
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster.rollout_work import mom_work
 
 
 class FilterModule:

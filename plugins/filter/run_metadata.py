@@ -55,7 +55,7 @@ _value:
 
 import os
 
-from ansible_collections.hpc.pbs.plugins.module_utils.run_metadata import run_metadata
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster.run_metadata import run_metadata
 
 COLLECTION_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

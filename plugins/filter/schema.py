@@ -60,14 +60,14 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.hpc.pbs.plugins.module_utils.json_schema import (
+from ansible_collections.hpc.pbs.plugins.module_utils.common.json_schema import (
     JsonSchemaError, JsonSchemaUnavailable, schema_errors)
 
 
 def json_schema_errors(instance, schema):
     """Validate ``instance`` against the JSON Schema ``schema``; return readable messages.
 
-    The validation is :func:`ansible_collections.hpc.pbs.plugins.module_utils.json_schema.
+    The validation is :func:`ansible_collections.hpc.pbs.plugins.module_utils.common.json_schema.
     schema_errors`, the one the ``hpc.pbs.hook`` action plugin uses.
 
     :param instance: JSON-serializable data (dict, list, str, int, float, bool, None).

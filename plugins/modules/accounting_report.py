@@ -313,10 +313,10 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpc.pbs.plugins.module_utils import accounting
-from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
-from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import PbsRunner
-from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
+from ansible_collections.hpc.pbs.plugins.module_utils.jobs import accounting
+from ansible_collections.hpc.pbs.plugins.module_utils.common.module_error import ModuleError
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_command import PbsRunner
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_conf import (
     pbs_conf_argument_spec, task_pbs_paths)
 
 TIME_FORMATS = ("%Y-%m-%d", "%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M",

@@ -393,17 +393,17 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpc.pbs.plugins.module_utils.health import (
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster.health import (
     SNAPSHOT_PARTS, checked_vnodes, gather_health, health_problems, new_problems)
-from ansible_collections.hpc.pbs.plugins.module_utils.install_facts import (
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster.install_facts import (
     daemon_states, installed_version)
-from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
-from ansible_collections.hpc.pbs.plugins.module_utils.mom_facts import mom_facts, mom_plan
-from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
+from ansible_collections.hpc.pbs.plugins.module_utils.common.module_error import ModuleError
+from ansible_collections.hpc.pbs.plugins.module_utils.moms.mom_facts import mom_facts, mom_plan
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_conf import (
     pbs_conf_argument_spec, task_pbs_paths)
-from ansible_collections.hpc.pbs.plugins.module_utils.pbs_versions import feature_table
-from ansible_collections.hpc.pbs.plugins.module_utils.server_facts import server_facts
-from ansible_collections.hpc.pbs.plugins.module_utils.server_plans import (
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_versions import feature_table
+from ansible_collections.hpc.pbs.plugins.module_utils.server.server_facts import server_facts
+from ansible_collections.hpc.pbs.plugins.module_utils.server.server_plans import (
     HOOK_PLAN_OPTIONS, OBJECT_PLAN_OPTIONS, server_plans)
 
 

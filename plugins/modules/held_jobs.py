@@ -265,13 +265,13 @@ import re
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpc.pbs.plugins.module_utils.jobs import (
+from ansible_collections.hpc.pbs.plugins.module_utils.jobs.jobs import (
     ARRAY_HELD_COMMENT_PREFIX, KIND_ARRAY, KIND_JOB, KIND_SUBJOB, QstatParseError,
-    has_system_hold, id_matches, job_kind, job_owner_user, parse_qstat_full, run_count)
-from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
-from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
+    id_matches, job_kind, job_owner_user, parse_qstat_full, run_count, system_held)
+from ansible_collections.hpc.pbs.plugins.module_utils.common.module_error import ModuleError
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_conf import (
     pbs_conf_argument_spec, task_pbs_paths)
-from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import PbsRunner
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_command import PbsRunner
 
 # Ids per qrls invocation, well below any argument list limit.
 QRLS_BATCH = 500
@@ -386,11 +386,6 @@ def qstat_error(cmd, rc, out, err):
 
 
 # -- why a job is held --------------------------------------------------------------------
-def system_held(attrs):
-    """Whether a job, subjob or array is held (``H``) with the system hold ``s``."""
-    return attrs.get("job_state") == "H" and has_system_hold(attrs)
-
-
 def job_hold_cause(attrs):
     """Cause of the system hold of a plain job or subjob (see DOCUMENTATION)."""
     comment = attrs.get("comment", "")

@@ -334,17 +334,17 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.common.text.converters import to_bytes
 
-from ansible_collections.hpc.pbs.plugins.module_utils.hook_plan import (
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hook_plan import (
     HOOK_ATTRIBUTE_OPTIONS, attributes_text, check_hook_task, check_json, config_text,
     current_file, hook_diffs, plan_present, preflight_body)
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import (
     body_problem, body_size_problem)
-from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
-from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
+from ansible_collections.hpc.pbs.plugins.module_utils.common.module_error import ModuleError
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_conf import (
     pbs_conf_argument_spec, task_pbs_paths)
-from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
+from ansible_collections.hpc.pbs.plugins.module_utils.server.qmgr import (
     Qmgr, delete_command, list_command, marker_command, parse_list_output)
-from ansible_collections.hpc.pbs.plugins.module_utils.refusal import TaskRefused
+from ansible_collections.hpc.pbs.plugins.module_utils.common.refusal import TaskRefused
 
 PLACEHOLDER = "<temporary file>"
 

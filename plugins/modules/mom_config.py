@@ -269,19 +269,19 @@ from collections import namedtuple
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.parsing.convert_bool import boolean
 
-from ansible_collections.hpc.pbs.plugins.module_utils.effective_timeouts import enabled_alarms
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import read_hook_dir
-from ansible_collections.hpc.pbs.plugins.module_utils.mom_config import (
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster.effective_timeouts import enabled_alarms
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import read_hook_dir
+from ansible_collections.hpc.pbs.plugins.module_utils.moms.mom_config import (
     current_options, planned_text)
-from ansible_collections.hpc.pbs.plugins.module_utils.mom_daemon import (
+from ansible_collections.hpc.pbs.plugins.module_utils.moms.mom_daemon import (
     MomLogWatcher, last_config_read, process_alive, read_mom_pid, reload_mom, restart_mom,
     running_differences, wait_for_exit)
-from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import (
+from ansible_collections.hpc.pbs.plugins.module_utils.moms.mom_config_options import (
     MomConfigValueError, check_unchecked_names, new_combination_problems, plan)
-from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
-from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
+from ansible_collections.hpc.pbs.plugins.module_utils.common.module_error import ModuleError
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_conf import (
     pbs_conf_argument_spec, task_pbs_paths)
-from ansible_collections.hpc.pbs.plugins.module_utils.polling import WaitTimeout, wait_until
+from ansible_collections.hpc.pbs.plugins.module_utils.common.polling import WaitTimeout, wait_until
 
 NEW_FILE_MODE = 0o644
 LOCK_NAME = ".hpc_pbs_mom_config.lock"

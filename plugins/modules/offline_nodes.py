@@ -79,10 +79,10 @@ commands:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
-from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
+from ansible_collections.hpc.pbs.plugins.module_utils.common.module_error import ModuleError
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_conf import (
     pbs_conf_argument_spec, task_pbs_paths)
-from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
+from ansible_collections.hpc.pbs.plugins.module_utils.server.qmgr import (
     Qmgr, QmgrValueError, set_command, unset_command)
 
 

@@ -107,13 +107,13 @@ commands:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
-from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import (
+from ansible_collections.hpc.pbs.plugins.module_utils.common.module_error import ModuleError
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_conf import (
     pbs_conf_argument_spec, task_pbs_paths)
-from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
+from ansible_collections.hpc.pbs.plugins.module_utils.server.qmgr import (
     Qmgr, QmgrValueError, list_command, parse_list_output, set_command,
     unset_command)
-from ansible_collections.hpc.pbs.plugins.module_utils.qsub_args import (
+from ansible_collections.hpc.pbs.plugins.module_utils.jobs.qsub_args import (
     QsubArgumentsError, edit_default_qsub_arguments, parse_qsub_arguments, tolerate_value)
 
 ATTRIBUTE = "default_qsub_arguments"

@@ -23,7 +23,7 @@ import rjs_demo  # noqa: E402
 
 def _load_cgroup_layout():
     """The collection's cgroup_layout module (standard library only), from this checkout."""
-    path = os.path.join(rjs_demo.REPO, "plugins", "module_utils", "cgroup_layout.py")
+    path = os.path.join(rjs_demo.REPO, "plugins", "module_utils", "moms", "cgroup_layout.py")
     spec = importlib.util.spec_from_file_location("hpc_pbs_cgroup_layout", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

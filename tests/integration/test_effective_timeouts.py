@@ -1,6 +1,6 @@
 """The effective $sister_join_job_alarm / $job_launch_delay of each mom, as audit.yml reports
 them (hpc.pbs.cluster_info's read on every mom), on both backends, and on real OpenPBS the
-proof that the mom waits what the rule says (module_utils/effective_timeouts.py).
+proof that the mom waits what the rule says (module_utils/cluster/effective_timeouts.py).
 
 One 2-mom cluster (module scope). A mom whose mom_priv/config has no line for an option
 derives it from its hooks: the sum of the alarms of the enabled execjob_begin (join) /

@@ -78,7 +78,7 @@ def listed_defaults(env):
     root = env.get("ANSIBLE_COLLECTIONS_PATH") or os.path.join(REPO, "build", "collections")
     if root not in sys.path:
         sys.path.insert(0, root)
-    from ansible_collections.hpc.pbs.plugins.module_utils import qmgr_attributes
+    from ansible_collections.hpc.pbs.plugins.module_utils.server import qmgr_attributes
     return qmgr_attributes.LISTED_DEFAULTS
 
 

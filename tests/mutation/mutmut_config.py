@@ -26,7 +26,8 @@ PYTEST = "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python -m pytest -x -q -p no:cachepro
 # mutmut 2.x kills a mutant's tests after 10 times the baseline (the run of the mutated
 # file's own tests, see run.py); never less than 10 x this, for a machine under load.
 MUTANT_BASELINE_FLOOR_S = 10.0
-IMPORT_OF_UTIL = re.compile(r"plugins\.module_utils(?:\.(\w+)|\s+import\s+\(?([\w\s,]+?)\)?\s*$)", re.M)
+# plugins.module_utils.<folder>.<module> import ..., or plugins.module_utils.<folder> import <module>
+IMPORT_OF_UTIL = re.compile(r"plugins\.module_utils\.\w+(?:\.(\w+)|\s+import\s+\(?([\w\s,]+?)\)?\s*$)", re.M)
 
 
 def runner(test_paths):
@@ -98,7 +99,7 @@ def _mentions(test_source, product):
     if product.startswith("files/hooks/"):
         pattern = r"\b%s\.py\b|\bbundled\(\s*[\"']%s[\"']" % (stem, stem)
         return re.search(pattern, test_source) is not None
-    package = "module_utils" if product.startswith("plugins/module_utils/") else "modules"
+    package = r"module_utils\.\w+" if product.startswith("plugins/module_utils/") else "modules"
     pattern = r"plugins\.%s(?:\.%s\b|\s+import\s+\(?[\w\s,]*\b%s\b)" % (package, stem, stem)
     return re.search(pattern, test_source) is not None
 

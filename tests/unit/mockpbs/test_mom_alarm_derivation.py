@@ -5,7 +5,7 @@ Reference: mom_main.c (read_config() sets -1, the hooks directory read at the st
 the enabled hooks of each event, initialize() turns a -1 left into 30), requests.c
 req_copy_hookfile (sums again with ``if ... else if``, keeps the value when no hook counts,
 ``log_err``: ``joinjob_alarm_time updated to N``), mom_func.c process_hup (config re-read,
-hooks not). module_utils/effective_timeouts.py states the same rule for the collection.
+hooks not). module_utils/cluster/effective_timeouts.py states the same rule for the collection.
 """
 import os
 

@@ -2,7 +2,7 @@
 against OpenPBS's (src/tools/pbs_python.c).
 
 Each case runs a script on an input file (the synthetic events of
-plugins/module_utils/hook_preflight.py, or a hand-written one) and checks the exit status,
+plugins/module_utils/hooks/hook_preflight.py, or a hand-written one) and checks the exit status,
 the ``-o`` output and the log lines (without their timestamps) the mock writes. Where a
 23.06.06 build exists (marker ``real_pbs``), the same case is run by the real pbs_python
 and the two must agree byte for byte (exit status, output, log lines). The preflight
@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[3]
 # The preflight's input builder, a standard-library module (read by path: the mock's tests
 # do not import the collection).
 _SPEC = importlib.util.spec_from_file_location(
-    "hpc_pbs_hook_preflight", str(REPO / "plugins" / "module_utils" / "hook_preflight.py"))
+    "hpc_pbs_hook_preflight", str(REPO / "plugins" / "module_utils" / "hooks" / "hook_preflight.py"))
 hook_preflight = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(hook_preflight)
 MOCK_PARENT = REPO / "tests" / "mockpbs"

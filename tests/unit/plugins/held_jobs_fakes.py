@@ -5,7 +5,7 @@ import os
 import re
 from pathlib import Path
 
-from ansible_collections.hpc.pbs.plugins.module_utils import jobs as jobs_utils
+from ansible_collections.hpc.pbs.plugins.module_utils.jobs import jobs as jobs_utils
 from ansible_collections.hpc.pbs.plugins.modules import held_jobs
 from hpc_pbs_module_fakes import run_module
 from mockpbs.cli import qstat as mock_qstat

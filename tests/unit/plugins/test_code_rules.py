@@ -18,7 +18,8 @@ MODULES = sorted(name for name in os.listdir(MODULES_DIR)
                  if name.endswith(".py") and name != "__init__.py")
 EXITS = ("exit_json", "fail_json")
 MODULE_UTILS_DIR = os.path.join(PLUGINS, "module_utils")
-MODULE_UTILS = sorted(name for name in os.listdir(MODULE_UTILS_DIR)
+MODULE_UTILS = sorted(os.path.relpath(os.path.join(root, name), MODULE_UTILS_DIR)
+                      for root, _dirs, files in os.walk(MODULE_UTILS_DIR) for name in files
                       if name.endswith(".py") and name != "__init__.py")
 
 

@@ -67,8 +67,8 @@ PLAYBOOK = """
 
 
 def load_options_module():
-    """``plugins/module_utils/mom_config_options.py`` (standard library only) by its path."""
-    path = REPO / "plugins" / "module_utils" / "mom_config_options.py"
+    """``plugins/module_utils/moms/mom_config_options.py`` (standard library only) by its path."""
+    path = REPO / "plugins" / "module_utils" / "moms" / "mom_config_options.py"
     spec = importlib.util.spec_from_file_location("hpc_pbs_mom_config_options", str(path))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

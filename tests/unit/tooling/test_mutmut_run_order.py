@@ -9,7 +9,7 @@ import mutmut_config  # noqa: E402
 
 
 def test_the_product_files_own_tests_come_first():
-    tests = mutmut_config.tests_for("plugins/module_utils/qmgr.py")
+    tests = mutmut_config.tests_for("plugins/module_utils/server/qmgr.py")
     names = [os.path.basename(path) for path in tests]
     own = [name for name in names if name.startswith("test_qmgr")]
     assert own and names[:len(own)] == own, names

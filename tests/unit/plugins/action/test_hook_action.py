@@ -1,7 +1,7 @@
 """The hpc.pbs.hook action plugin: config_schema is checked on the controller.
 
 The module run and the slurp of config_src are faked at ``_execute_module`` (the boundary
-to the managed host); the validation is the real one of module_utils/json_schema.
+to the managed host); the validation is the real one of module_utils/common/json_schema.
 """
 import base64
 import json

@@ -10,9 +10,9 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.hpc.pbs.plugins.filter.audit_drift_rows import FilterModule as DriftFilters
 from ansible_collections.hpc.pbs.plugins.filter.audit_mom_rows import FilterModule as MomFilters
 from ansible_collections.hpc.pbs.plugins.filter.audit_timeout_rows import FilterModule as TimeoutFilters
-from ansible_collections.hpc.pbs.plugins.module_utils.hook_plan import hook_diffs
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import NEW_SITE_HOOK
-from ansible_collections.hpc.pbs.plugins.module_utils.qmgr_plan import object_diffs
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hook_plan import hook_diffs
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import NEW_SITE_HOOK
+from ansible_collections.hpc.pbs.plugins.module_utils.server.qmgr_plan import object_diffs
 
 audit_drift_rows = DriftFilters().filters()["audit_drift_rows"]
 audit_mom_rows = MomFilters().filters()["audit_mom_rows"]

@@ -1,5 +1,5 @@
 """hpc.pbs.derived_timeout: the mom timeout derived from the enabled hooks' alarms, by the
-rule of module_utils/effective_timeouts.py."""
+rule of module_utils/cluster/effective_timeouts.py."""
 import pytest
 from ansible.errors import AnsibleFilterError
 

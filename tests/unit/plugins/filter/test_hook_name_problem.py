@@ -2,7 +2,7 @@
 import pytest
 
 from ansible_collections.hpc.pbs.plugins.filter.hook_name_problem import FilterModule, hook_name_problem
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import site_hook_name_problem
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import site_hook_name_problem
 
 
 @pytest.mark.parametrize("name", ["reliable_job_startup", "cray-atom", "pbs_cgroups", "h1"])

@@ -5,7 +5,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.hpc.pbs.plugins.filter.hook_name_problem import hook_name_problem
 from ansible_collections.hpc.pbs.plugins.filter.hook_setting_problem import (
     FilterModule, hook_setting_problem)
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import alarm_accepted, site_order_accepted
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import alarm_accepted, site_order_accepted
 
 
 @pytest.mark.parametrize("value", [1, 500, 1000, "1000", " 7 ", 12.7])

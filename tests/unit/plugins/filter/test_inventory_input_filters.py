@@ -7,7 +7,7 @@ from ansible.module_utils.parsing.convert_bool import BOOLEANS_FALSE, BOOLEANS_T
 
 from ansible_collections.hpc.pbs.plugins.filter import (bool_problem, host_value_problems,
                                                         node_name_problem, writable_path_problem)
-from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import object_name_problem
+from ansible_collections.hpc.pbs.plugins.module_utils.server.qmgr import object_name_problem
 
 HOSTS = ["srv", "mom1", "mom2"]
 

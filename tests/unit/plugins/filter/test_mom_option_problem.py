@@ -2,7 +2,7 @@
 import pytest
 
 from ansible_collections.hpc.pbs.plugins.filter.mom_option_problem import FilterModule, mom_option_problem
-from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import (
+from ansible_collections.hpc.pbs.plugins.module_utils.moms.mom_config_options import (
     RULES, MomConfigValueError, plan, value_problem)
 
 TUNABLES = ("job_launch_delay", "sister_join_job_alarm")

@@ -243,14 +243,14 @@ def test_a_bad_value_on_one_host_of_many_fails_before_any_module_runs(playbook_e
 
 
 def test_missing_jsonschema_on_the_controller_raises_a_filter_error(monkeypatch):
-    from ansible_collections.hpc.pbs.plugins.module_utils import json_schema
+    from ansible_collections.hpc.pbs.plugins.module_utils.common import json_schema
     monkeypatch.setattr(json_schema, "jsonschema", None)
     with pytest.raises(AnsibleFilterError, match="needs jsonschema on the controller"):
         json_schema_errors({"a": 1}, {"type": "object"})
 
 
 def test_the_filter_is_the_shared_validation():
-    from ansible_collections.hpc.pbs.plugins.module_utils.json_schema import schema_errors
+    from ansible_collections.hpc.pbs.plugins.module_utils.common.json_schema import schema_errors
     schema = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1,
                                                      "description": "count"}}}
     assert json_schema_errors({"n": 0}, schema) == schema_errors({"n": 0}, schema) == [

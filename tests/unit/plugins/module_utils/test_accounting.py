@@ -1,4 +1,4 @@
-"""plugins/module_utils/accounting.py: the accounting record parser and the report's figures.
+"""plugins/module_utils/jobs/accounting.py: the accounting record parser and the report's figures.
 
 The record lines are real: ``data/accounting_openpbs_23.06.06`` is the accounting file of
 the real OpenPBS 23.06.06 server after tests/integration/test_report.py (a healthy padded
@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils import accounting
+from ansible_collections.hpc.pbs.plugins.module_utils.jobs import accounting
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 REAL = os.path.join(DATA, "accounting_openpbs_23.06.06")

@@ -1,4 +1,4 @@
-"""module_utils/audit.py, the audit's rules: the plans' changes (carried as data by
+"""module_utils/cluster/audit.py, the audit's rules: the plans' changes (carried as data by
 qmgr_plan.object_diffs and hook_plan.hook_diffs) into drift rows, a failed plan into one
 row, a skipped plan into none, hook bodies and copies by sha256, a hook config as text, the
 moms' tunables by mom_config's grammar (the last line wins), the effective timeouts."""
@@ -6,11 +6,11 @@ import hashlib
 
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils.audit import (
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster.audit import (
     AuditInputError, audited_hooks, mom_rows, plan_rows, server_rows, timeout_rows)
-from ansible_collections.hpc.pbs.plugins.module_utils.hook_plan import hook_diffs
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import NEW_SITE_HOOK
-from ansible_collections.hpc.pbs.plugins.module_utils.qmgr_plan import object_diffs
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hook_plan import hook_diffs
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import NEW_SITE_HOOK
+from ansible_collections.hpc.pbs.plugins.module_utils.server.qmgr_plan import object_diffs
 
 SERVER = "pbs-server"
 HOOK_ATTRS = dict(NEW_SITE_HOOK, event="queuejob,execjob_launch", enabled="true")

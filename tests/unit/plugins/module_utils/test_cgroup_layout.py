@@ -4,7 +4,7 @@ The texts are mountinfo as the kernel prints it on each kind of host (CentOS 7 /
 v1; Debian 10 / Ubuntu 20.04 / this test machine: hybrid; RHEL 9 / SLES 15 SP6: v2)."""
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils.cgroup_layout import (
+from ansible_collections.hpc.pbs.plugins.module_utils.moms.cgroup_layout import (
     classify, parse_mountinfo, read_layout, unescape)
 
 V1 = """\

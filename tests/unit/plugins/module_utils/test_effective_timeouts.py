@@ -1,7 +1,7 @@
 """module_utils.effective_timeouts: how pbs_mom derives $sister_join_job_alarm and
 $job_launch_delay from its hooks' alarms when mom_priv/config does not set them
 (OpenPBS 22.05.11 / 23.06.06 src/resmom/mom_main.c, requests.c, linux/mom_func.c)."""
-from ansible_collections.hpc.pbs.plugins.module_utils import effective_timeouts as et
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster import effective_timeouts as et
 
 BEGIN90 = {"event": "execjob_begin", "enabled": "true", "alarm": "90"}
 ATOM = {"event": "execjob_begin,execjob_end", "enabled": "true", "alarm": "300"}

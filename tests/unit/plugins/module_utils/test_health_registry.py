@@ -1,4 +1,4 @@
-"""plugins/module_utils/health.py: the snapshot readers and the problem kinds are registries.
+"""plugins/module_utils/cluster/health.py: the snapshot readers and the problem kinds are registries.
 
 A problem kind is one :class:`health.ProblemKind` entry: these tests add a kind the
 collection does not have (only in the test, through the registry) and see
@@ -10,7 +10,7 @@ import pytest
 import yaml
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpc.pbs.plugins.module_utils import health
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster import health
 from ansible_collections.hpc.pbs.plugins.modules import cluster_info
 from hpc_pbs_module_fakes import run_module
 

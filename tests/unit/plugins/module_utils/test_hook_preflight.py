@@ -1,10 +1,10 @@
-"""module_utils/hook_preflight: the pieces that need no PBS (the module tests run the
+"""module_utils/hooks/hook_preflight: the pieces that need no PBS (the module tests run the
 compile and load through real interpreters)."""
 import sys
 
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils import hook_preflight
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks import hook_preflight
 
 
 @pytest.mark.parametrize("events,expected", [
@@ -136,7 +136,7 @@ def test_events_not_run_say_why(event, reason):
 
 
 def test_every_pbs_event_is_either_run_or_has_a_reason():
-    from ansible_collections.hpc.pbs.plugins.module_utils.hooks import EVENTS
+    from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import EVENTS
     for event in EVENTS:
         runs = hook_preflight.event_input_text("h1", event, 30) is not None
         assert runs is (hook_preflight.event_not_run_reason(event) is None), event

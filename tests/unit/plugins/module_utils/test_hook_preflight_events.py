@@ -1,4 +1,4 @@
-"""module_utils/hook_preflight: each event of a hook run once on its synthetic event.
+"""module_utils/hooks/hook_preflight: each event of a hook run once on its synthetic event.
 
 Two interpreters: a stand-in ``pbs_python`` (this file's ``FAKE_PBS_PYTHON``, which does
 what the hook mode does with the parts the preflight reads: runs the script in a namespace
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils import hook_preflight
-from ansible_collections.hpc.pbs.plugins.module_utils.hook_preflight import (
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks import hook_preflight
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hook_preflight import (
     HookBodyRefused, Preflight)
 
 REPO = Path(__file__).resolve().parents[4]

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils import hook_preflight
-from ansible_collections.hpc.pbs.plugins.module_utils.hook_preflight import (
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks import hook_preflight
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hook_preflight import (
     HookPreflightError, Preflight)
 
 

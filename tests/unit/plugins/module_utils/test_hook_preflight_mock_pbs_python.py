@@ -1,4 +1,4 @@
-"""module_utils/hook_preflight through the mock's ``pbs_python --hook``
+"""module_utils/hooks/hook_preflight through the mock's ``pbs_python --hook``
 (tests/mockpbs/mockpbs/hookrun.py ``pbs_python_hook_mode``): the events run on the mock as
 on a real PBS (tests/unit/mockpbs/test_pbs_python_hook_mode.py compares the two)."""
 import os
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils import hook_preflight
-from ansible_collections.hpc.pbs.plugins.module_utils.hook_preflight import HookBodyRefused, Preflight
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks import hook_preflight
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hook_preflight import HookBodyRefused, Preflight
 
 REPO = Path(__file__).resolve().parents[4]
 MOCK_PARENT = REPO / "tests" / "mockpbs"

@@ -1,6 +1,7 @@
 """module_utils.hooks: reading a hooks directory (server_priv/hooks, mom_priv/hooks) and the
 enabled hooks' alarms of an event (PP-928 interfaces 3 and 4)."""
-from ansible_collections.hpc.pbs.plugins.module_utils import effective_timeouts, hooks
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster import effective_timeouts
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks import hooks
 
 
 def write_hook(directory, name, hk_text, body=b"import pbs\n"):

@@ -1,4 +1,4 @@
-"""hpc.pbs.import_vars (plugins/module_utils/import_vars.py and its filters): what
+"""hpc.pbs.import_vars (plugins/module_utils/cluster/import_vars.py and its filters): what
 playbooks/import.yml writes from what cluster_info and the server's hook files report."""
 import hashlib
 import json
@@ -10,7 +10,7 @@ import yaml
 from ansible.errors import AnsibleFilterError
 from ansible_collections.hpc.pbs.plugins.filter.import_dir_problem import FilterModule as DirFilters
 from ansible_collections.hpc.pbs.plugins.filter.import_vars import FilterModule as VarsFilters
-from ansible_collections.hpc.pbs.plugins.module_utils import import_vars as iv
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster import import_vars as iv
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 with open(os.path.join(REPO, "files", "hooks", "reliable_job_startup.py")) as _handle:

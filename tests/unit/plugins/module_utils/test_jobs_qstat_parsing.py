@@ -1,9 +1,9 @@
-"""Edges of ``qstat -f`` parsing and job attributes (``plugins/module_utils/jobs.py``) the
+"""Edges of ``qstat -f`` parsing and job attributes (``plugins/module_utils/jobs/jobs.py``) the
 other tests leave unchecked: continuation lines, unknown lines, a job without an owner.
 """
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils import jobs
+from ansible_collections.hpc.pbs.plugins.module_utils.jobs import jobs
 
 
 @pytest.mark.parametrize("text", [

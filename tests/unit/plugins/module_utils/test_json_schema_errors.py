@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils import json_schema
-from ansible_collections.hpc.pbs.plugins.module_utils.json_schema import (
+from ansible_collections.hpc.pbs.plugins.module_utils.common import json_schema
+from ansible_collections.hpc.pbs.plugins.module_utils.common.json_schema import (
     JsonSchemaError, JsonSchemaUnavailable, load_schema, schema_errors)
 
 SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}

@@ -1,7 +1,7 @@
 """Edges of the mom config file edits and of the pbs_mom process and log checks the other tests
 leave unchecked.
 
-The tests cover edges of ``plugins/module_utils/mom_config.py`` (the file's lines) and
+The tests cover edges of ``plugins/module_utils/moms/mom_config.py`` (the file's lines) and
 ``mom_daemon.py`` (the pbs_mom process and its log) that the other unit tests leave unchecked:
 a file without a final newline, mixed line endings, a ``mom.lock`` without a pid, a mom running
 as another user, a log file that does not exist yet or changes with the day.
@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils import mom_config as mc
-from ansible_collections.hpc.pbs.plugins.module_utils import mom_daemon as md
+from ansible_collections.hpc.pbs.plugins.module_utils.moms import mom_config as mc
+from ansible_collections.hpc.pbs.plugins.module_utils.moms import mom_daemon as md
 
 READ_30 = ("10/01/2026 08:00:00;0100;pbs_mom;Svr;parse_config;file config\n"
            "10/01/2026 08:00:00;0002;pbs_mom;Svr;job_launch_delay;30\n")

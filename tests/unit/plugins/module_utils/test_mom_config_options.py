@@ -1,13 +1,13 @@
-"""The mom config option table (plugins/module_utils/mom_config_options.py): every option of
+"""The mom config option table (plugins/module_utils/moms/mom_config_options.py): every option of
 a Linux pbs_mom checked by its type, refusals that say what is wrong and what is accepted."""
 
 import os
 import stat
 import types
 import pytest
-from ansible_collections.hpc.pbs.plugins.module_utils import mom_config_options as opts
-from ansible_collections.hpc.pbs.plugins.module_utils import mom_daemon as md
-from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import (
+from ansible_collections.hpc.pbs.plugins.module_utils.moms import mom_config_options as opts
+from ansible_collections.hpc.pbs.plugins.module_utils.moms import mom_daemon as md
+from ansible_collections.hpc.pbs.plugins.module_utils.moms.mom_config_options import (
     MomConfigValueError, normalize_value)
 
 
@@ -201,7 +201,7 @@ def test_log_lines_as_the_mom_writes_them():
 def test_the_module_doc_lists_every_option_with_what_it_accepts():
     import ast
     import yaml
-    path = os.path.join(os.path.dirname(opts.__file__), "..", "modules", "mom_config.py")
+    path = os.path.join(os.path.dirname(opts.__file__), "..", "..", "modules", "mom_config.py")
     with open(path) as handle:
         tree = ast.parse(handle.read())
     doc = next(node.value.value for node in tree.body if isinstance(node, ast.Assign)

@@ -1,9 +1,9 @@
-"""What the running pbs_mom holds (plugins/module_utils/mom_daemon.py): its last config read
+"""What the running pbs_mom holds (plugins/module_utils/moms/mom_daemon.py): its last config read
 found in its logs, compared with the file; equal lines never rewritten."""
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils import mom_config as mc
-from ansible_collections.hpc.pbs.plugins.module_utils import mom_daemon as md
+from ansible_collections.hpc.pbs.plugins.module_utils.moms import mom_config as mc
+from ansible_collections.hpc.pbs.plugins.module_utils.moms import mom_daemon as md
 
 # A real mom's reload (reference transcript f), then a day change.
 RELOAD_45 = (

@@ -1,4 +1,4 @@
-"""pbs_mom's process and log (plugins/module_utils/mom_daemon.py): what the other tests leave
+"""pbs_mom's process and log (plugins/module_utils/moms/mom_daemon.py): what the other tests leave
 unchecked.
 
 - The mom's last config read is found in a day file whatever the size of the first chunk
@@ -24,9 +24,9 @@ import types
 
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils import mom_daemon as md
-from ansible_collections.hpc.pbs.plugins.module_utils import polling
-from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import C_LOCALE
+from ansible_collections.hpc.pbs.plugins.module_utils.moms import mom_daemon as md
+from ansible_collections.hpc.pbs.plugins.module_utils.common import polling
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_command import C_LOCALE
 
 PID = 4242
 OPENED = "11/21/2026 00:00:00;0002;pbs_mom;Svr;Log;Log opened\n"

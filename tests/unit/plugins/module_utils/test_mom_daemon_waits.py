@@ -1,11 +1,11 @@
-"""The waits on pbs_mom (plugins/module_utils/mom_daemon.py) when the mom does not answer: a
+"""The waits on pbs_mom (plugins/module_utils/moms/mom_daemon.py) when the mom does not answer: a
 real child process that ignores SIGHUP and logs nothing stands in for it."""
 import subprocess
 import sys
 
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils import mom_daemon as md
+from ansible_collections.hpc.pbs.plugins.module_utils.moms import mom_daemon as md
 
 SILENT_MOM = ("import signal, sys, time\n"
               "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"

@@ -3,7 +3,7 @@ import types
 
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import C_LOCALE, PbsRunner
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_command import C_LOCALE, PbsRunner
 
 
 class Recorder:
@@ -65,7 +65,7 @@ class QuitsBeforeReading:
 
 
 def test_qmgr_that_quits_before_reading_its_commands_says_why_and_ran_none():
-    from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import Qmgr, QmgrError
+    from ansible_collections.hpc.pbs.plugins.module_utils.server.qmgr import Qmgr, QmgrError
     module = QuitsBeforeReading()
     qmgr = Qmgr(module, "/opt/pbs/bin/qmgr", "/etc/pbs.conf")
     with pytest.raises(QmgrError) as raised:
@@ -79,7 +79,7 @@ def test_qmgr_that_quits_before_reading_its_commands_says_why_and_ran_none():
 
 
 def test_other_failures_to_run_a_command_fed_on_stdin_are_left_to_run_command():
-    from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import module_run_command
+    from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_command import module_run_command
     calls = []
 
     class Module:

@@ -1,5 +1,5 @@
 """module_utils.pbs_conf: where pbs.conf is looked for and how its lines are read."""
-from ansible_collections.hpc.pbs.plugins.module_utils import pbs_conf
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs import pbs_conf
 from ansible_collections.hpc.pbs.plugins.modules import cluster_info
 from hpc_pbs_module_fakes import run_module
 

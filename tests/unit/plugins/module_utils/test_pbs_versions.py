@@ -1,7 +1,7 @@
 """The version table: which PBS release has which of the behaviours that differ."""
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils.pbs_versions import (
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_versions import (
     FEATURES, OPENPBS, PBS_PROFESSIONAL, feature_table, has_feature, parse_version)
 
 

@@ -1,7 +1,7 @@
-"""The one poll loop of the modules (plugins/module_utils/polling.py), on a fake clock."""
+"""The one poll loop of the modules (plugins/module_utils/common/polling.py), on a fake clock."""
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils.polling import WaitTimeout, wait_until
+from ansible_collections.hpc.pbs.plugins.module_utils.common.polling import WaitTimeout, wait_until
 
 
 class FakeClock(object):

@@ -4,8 +4,8 @@ are built (``qmgr.value_problem`` / ``qmgr.set_command``)."""
 
 import os
 import pytest
-from ansible_collections.hpc.pbs.plugins.module_utils import qmgr_attributes
-from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
+from ansible_collections.hpc.pbs.plugins.module_utils.server import qmgr_attributes
+from ansible_collections.hpc.pbs.plugins.module_utils.server.qmgr import (
     QmgrValueError, parse_list_output, set_command, value_problem)
 
 

@@ -3,8 +3,8 @@ names checked in full against qmgr's grammar for their object type, several obje
 a list, values without control characters, and every command fed to qmgr one whole line."""
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils import qmgr
-from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
+from ansible_collections.hpc.pbs.plugins.module_utils.server import qmgr
+from ansible_collections.hpc.pbs.plugins.module_utils.server.qmgr import (
     QmgrError, QmgrValueError, attribute_name_problem, create_command, delete_command,
     export_command, import_command, list_command, object_name_problem, object_ref,
     set_command, stdin_line_problem, unset_command)

@@ -1,6 +1,6 @@
 """Edges of the qmgr command builder the other tests leave unchecked.
 
-The tests cover edges of ``plugins/module_utils/qmgr.py`` that the other unit tests leave
+The tests cover edges of ``plugins/module_utils/server/qmgr.py`` that the other unit tests leave
 unchecked: the longest object names OpenPBS 23.06 stores (PBS_MAXSERVERNAME = PBS_MAXHOSTNAME
 255, PBS_MAXSCHEDNAME 15, a hook name in a PBS_HOOK_NAME_SIZE 512 buffer with its NUL), the DEL
 character (127, a control character like those below 32), a value holding only one kind of
@@ -9,7 +9,7 @@ quote (qmgr takes it quoted with the other kind), and what a failed qmgr call ha
 """
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils import qmgr
+from ansible_collections.hpc.pbs.plugins.module_utils.server import qmgr
 
 DEL = "\x7f"
 

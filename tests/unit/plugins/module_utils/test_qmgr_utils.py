@@ -3,10 +3,10 @@
 import glob
 import os
 import pytest
-from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
+from ansible_collections.hpc.pbs.plugins.module_utils.server.qmgr import (
     QmgrValueError, parse_list_output, quote_value, set_command, split_list_value)
-from ansible_collections.hpc.pbs.plugins.module_utils.pbs_conf import resolve_pbs_paths, PbsConfError
-from ansible_collections.hpc.pbs.plugins.module_utils import qmgr
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_conf import resolve_pbs_paths, PbsConfError
+from ansible_collections.hpc.pbs.plugins.module_utils.server import qmgr
 from hpc_pbs_module_fakes import CannedModule, FakeQmgr
 
 

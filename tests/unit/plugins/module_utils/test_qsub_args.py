@@ -1,8 +1,8 @@
 """default_qsub_arguments editing (PP-928 interface 1) with qsub's option rules."""
 
 import pytest
-from ansible_collections.hpc.pbs.plugins.module_utils import qsub_args
-from ansible_collections.hpc.pbs.plugins.module_utils.qsub_args import (
+from ansible_collections.hpc.pbs.plugins.module_utils.jobs import qsub_args
+from ansible_collections.hpc.pbs.plugins.module_utils.jobs.qsub_args import (
     QsubArgumentsError, edit_default_qsub_arguments, parse_qsub_arguments, split_w_items, tolerate_value)
 
 

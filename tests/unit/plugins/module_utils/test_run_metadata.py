@@ -6,7 +6,7 @@ import re
 import socket
 
 from ansible_collections.hpc.pbs.plugins.filter.run_metadata import COLLECTION_ROOT, FilterModule
-from ansible_collections.hpc.pbs.plugins.module_utils import run_metadata as rm
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster import run_metadata as rm
 
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 

@@ -1,9 +1,11 @@
-"""cluster_info's hook plans (module_utils/server_plans.hook_plan) refuse the bodies
-hpc.pbs.hook refuses before anything runs (module_utils/hooks.body_problem: over the size
+"""cluster_info's hook plans (module_utils/server/server_plans.hook_plan) refuse the bodies
+hpc.pbs.hook refuses before anything runs (module_utils/hooks/hooks.body_problem: over the size
 limit, not UTF-8): a failed plan with the module's own reason, no qmgr call, no preflight."""
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils import hooks, server_plans
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks import hooks
+
+from ansible_collections.hpc.pbs.plugins.module_utils.server import server_plans
 from ansible_collections.hpc.pbs.plugins.modules import hook as hook_module
 from hpc_pbs_module_fakes import run_module
 

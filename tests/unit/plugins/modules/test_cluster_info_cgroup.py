@@ -1,7 +1,7 @@
 """hpc.pbs.cluster_info: the mom facts' cgroup layout (what the mom's host mounts)."""
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils import cgroup_layout
+from ansible_collections.hpc.pbs.plugins.module_utils.moms import cgroup_layout
 from ansible_collections.hpc.pbs.plugins.modules import cluster_info
 from hpc_pbs_module_fakes import run_module
 

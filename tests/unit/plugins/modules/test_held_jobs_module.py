@@ -14,7 +14,7 @@ import json
 import pytest
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpc.pbs.plugins.module_utils import jobs as jobs_utils
+from ansible_collections.hpc.pbs.plugins.module_utils.jobs import jobs as jobs_utils
 from ansible_collections.hpc.pbs.plugins.modules import held_jobs
 from mockpbs.hookrun import run_hook
 
@@ -40,24 +40,11 @@ def test_parses_the_transcript_blocks():
     # the wrap cuts "/opt" in the middle; the continuation is appended as it is
     assert ":/usr/games:/opt/pbs/bin,PBS_O_MAIL=" in subjob["Variable_List"]
     assert subjob["Variable_List"].endswith("PBS_O_QUEUE=workq,PBS_O_HOST=vm")
-    assert not jobs_utils.held_by_failed_runs(parent)
 
 
 def test_unexpected_qstat_line_is_an_error():
     with pytest.raises(jobs_utils.QstatParseError):
         jobs_utils.parse_qstat_full("    job_state = H\n")
-
-
-def test_hold_type_and_comment_must_both_match():
-    base = {"job_state": "H", "Hold_Types": "s", "comment": HELD}
-    assert jobs_utils.held_by_failed_runs(base)
-    assert not jobs_utils.held_by_failed_runs(dict(base, Hold_Types="u"))
-    assert not jobs_utils.held_by_failed_runs(dict(base, comment="held by admin"))
-    assert not jobs_utils.held_by_failed_runs(dict(base, job_state="Q"))
-    array = {"job_state": "H", "Hold_Types": "s", "array": "True",
-             "comment": ARRAY_HELD % "14[1].vm"}
-    assert jobs_utils.held_by_failed_runs(array)
-    assert not jobs_utils.held_by_failed_runs(dict(array, comment=HELD))
 
 
 # -- listing -----------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import sys
 import pytest
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpc.pbs.plugins.module_utils import hooks
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks import hooks
 from ansible_collections.hpc.pbs.plugins.modules import hook as hook_module
 from hpc_pbs_module_fakes import FakeQmgr, run_module
 

@@ -1,7 +1,7 @@
 """hpc.pbs.hook behaviour the other tests leave unchecked.
 
 The tests cover edges of ``plugins/modules/hook.py`` (and of the rules it takes from
-``plugins/module_utils/hooks.py``) that the other unit tests leave unchecked: the edges of the
+``plugins/module_utils/hooks/hooks.py``) that the other unit tests leave unchecked: the edges of the
 ranges PBS accepts (``set_hook_order()``: 1-1000 for a site hook; ``set_hook_alarm()`` and
 ``set_hook_freq()``: "must be > 0"), ``fail_action`` (``set_hook_fail_action()``: ``none``
 cannot be combined with the others; the server lists the actions in its own order), what the
@@ -19,7 +19,7 @@ import pytest
 import yaml
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.hpc.pbs.plugins.module_utils import json_schema
+from ansible_collections.hpc.pbs.plugins.module_utils.common import json_schema
 from ansible_collections.hpc.pbs.plugins.modules import hook as hook_module
 from hpc_pbs_module_fakes import run_module
 

@@ -20,8 +20,8 @@ import types
 
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils import mom_daemon as md
-from ansible_collections.hpc.pbs.plugins.module_utils import polling
+from ansible_collections.hpc.pbs.plugins.module_utils.moms import mom_daemon as md
+from ansible_collections.hpc.pbs.plugins.module_utils.common import polling
 from ansible_collections.hpc.pbs.plugins.modules import mom_config as mom_module
 
 # the fixtures and helpers of the module's own tests (their directory, not on sys.path

@@ -3,7 +3,7 @@ reported, not only the first, and one attribute already as wanted does not stop 
 next; the argument spec's required options and choices."""
 import pytest
 
-from ansible_collections.hpc.pbs.plugins.module_utils import qmgr_plan
+from ansible_collections.hpc.pbs.plugins.module_utils.server import qmgr_plan
 from ansible_collections.hpc.pbs.plugins.modules import qmgr as qmgr_module
 from hpc_pbs_module_fakes import run_module
 

@@ -95,7 +95,7 @@ def alarm_accepted(alarm: int) -> bool:
 
 def config_refusal_message(errors: List[str]) -> str:
     """The message that refuses a hook config breaking its schema (``errors``: the
-    ``"<path>: <problem>"`` messages of module_utils/json_schema.schema_errors)."""
+    ``"<path>: <problem>"`` messages of module_utils/common/json_schema.schema_errors)."""
     return ("the hook config does not satisfy config_schema; nothing was changed: %s"
             % "; ".join(errors))
 

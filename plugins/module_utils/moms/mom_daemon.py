@@ -20,9 +20,9 @@ import signal
 import time
 from typing import Any, Callable, Iterable, List, Mapping, Optional, Tuple
 
-from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import expected_log_line
-from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import PbsRunner
-from ansible_collections.hpc.pbs.plugins.module_utils.polling import WaitTimeout, wait_until
+from ansible_collections.hpc.pbs.plugins.module_utils.moms.mom_config_options import expected_log_line
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_command import PbsRunner
+from ansible_collections.hpc.pbs.plugins.module_utils.common.polling import WaitTimeout, wait_until
 
 _LOG_NAME = re.compile(r"[0-9]{8}\Z")
 # How many day files back the last config read of the mom is looked for.

@@ -6,12 +6,12 @@ then writes) and ``hpc.pbs.cluster_info`` (``plan_objects``: the audit's plans i
 read of the server). A task that cannot be planned raises
 :class:`~refusal.TaskRefused`; a failed qmgr call raises :class:`~qmgr.QmgrError`."""
 
-from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
+from ansible_collections.hpc.pbs.plugins.module_utils.server.qmgr import (
     QmgrValueError, attribute_name_problem, bool_word, list_command, object_name_problem,
     set_command, split_list_value, unset_command, value_problem)
-from ansible_collections.hpc.pbs.plugins.module_utils.qmgr_attributes import (
+from ansible_collections.hpc.pbs.plugins.module_utils.server.qmgr_attributes import (
     listed_default, same_text)
-from ansible_collections.hpc.pbs.plugins.module_utils.refusal import TaskRefused
+from ansible_collections.hpc.pbs.plugins.module_utils.common.refusal import TaskRefused
 
 
 def value_text(value):

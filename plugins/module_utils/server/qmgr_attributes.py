@@ -22,9 +22,9 @@ functions (``src/server/svr_func.c``, ``req_manager.c``, ``sched_func.c``), the 
 import re
 from typing import Any, Callable, Optional, Sequence
 
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import (
     ALARM_MINIMUM, EVENTS, FAIL_ACTIONS, HOOK_USERS, PBSHOOK_ORDER_RANGE, SITE_ORDER_RANGE)
-from ansible_collections.hpc.pbs.plugins.module_utils.qsub_args import (
+from ansible_collections.hpc.pbs.plugins.module_utils.jobs.qsub_args import (
     QsubArgumentsError, parse_qsub_arguments)
 
 

@@ -6,9 +6,9 @@ share: a file's text, a file's SHA-256 and the reported fields of one hook."""
 
 import hashlib
 
-from ansible_collections.hpc.pbs.plugins.module_utils.mom_daemon import (
+from ansible_collections.hpc.pbs.plugins.module_utils.moms.mom_daemon import (
     process_alive, read_mom_pid)
-from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import split_list_value
+from ansible_collections.hpc.pbs.plugins.module_utils.server.qmgr import split_list_value
 
 # (daemon, the pbs.conf variable that starts it here).
 DAEMONS = (("server", "PBS_START_SERVER"), ("sched", "PBS_START_SCHED"),

@@ -10,7 +10,7 @@ host under ``/usr/bin/python3``).
 import os
 from typing import Any, Dict, Mapping, Optional
 
-from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
+from ansible_collections.hpc.pbs.plugins.module_utils.common.module_error import ModuleError
 
 DEFAULT_CONF_FILE = "/etc/pbs.conf"
 DEFAULT_PBS_HOME = "/var/spool/pbs"

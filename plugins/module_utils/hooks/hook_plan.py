@@ -13,20 +13,20 @@ import os
 
 from ansible.module_utils.common.text.converters import to_bytes, to_text
 
-from ansible_collections.hpc.pbs.plugins.module_utils.hook_preflight import (
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hook_preflight import (
     HookBodyRefused, HookPreflightError, Preflight)
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import (
     ALARM_MINIMUM, CONTENT_BODY, CONTENT_CONFIG, NEW_SITE_HOOK, PERIODIC_EVENTS,
     SITE_ORDER_RANGE, alarm_accepted, bad_event_message, config_refusal_message,
     hook_file_paths, site_hook_name_problem, site_order_accepted, sort_events, unknown_events)
-from ansible_collections.hpc.pbs.plugins.module_utils.json_schema import (
+from ansible_collections.hpc.pbs.plugins.module_utils.common.json_schema import (
     JsonSchemaError, JsonSchemaUnavailable, schema_errors)
-from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import PbsRunner
-from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_command import PbsRunner
+from ansible_collections.hpc.pbs.plugins.module_utils.server.qmgr import (
     QmgrValueError, bool_word, create_command, import_command, object_name_problem,
     set_command, split_list_value)
-from ansible_collections.hpc.pbs.plugins.module_utils.qmgr_plan import attribute_changes
-from ansible_collections.hpc.pbs.plugins.module_utils.refusal import TaskRefused
+from ansible_collections.hpc.pbs.plugins.module_utils.server.qmgr_plan import attribute_changes
+from ansible_collections.hpc.pbs.plugins.module_utils.common.refusal import TaskRefused
 
 
 # The options of hpc.pbs.hook that describe the hook's attributes (argument spec entries),
@@ -178,7 +178,7 @@ def preflight_body(run_command, tmpdir, paths, params, name, current, body, conf
                    run_events=False):
     """Compile the body with the hook interpreter and, where pbs_python has its hook mode,
     load it once and, with ``run_events``, run each of its events on a synthetic event (see
-    module_utils/hook_preflight; without it, as in check mode and in plans, no event code
+    module_utils/hooks/hook_preflight; without it, as in check mode and in plans, no event code
     runs, since a hook's event code may act on its host). Raises TaskRefused, nothing
     changed, when the body is refused or cannot be checked. Returns the preflight report
     (dict) for the result."""

@@ -5,14 +5,14 @@ and the pbshooks; from it each hook's fields, the server's default
 ``tolerate_node_failures``, the scheduler's ``job_run_wait``, the server's version and the
 alarm sums of the enabled execjob_begin / execjob_prologue hooks."""
 
-from ansible_collections.hpc.pbs.plugins.module_utils.effective_timeouts import (
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster.effective_timeouts import (
     OPTION_EVENT, enabled_alarms)
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import hook_file_paths
-from ansible_collections.hpc.pbs.plugins.module_utils.install_facts import hook_summary
-from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
-from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import hook_file_paths
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster.install_facts import hook_summary
+from ansible_collections.hpc.pbs.plugins.module_utils.common.module_error import ModuleError
+from ansible_collections.hpc.pbs.plugins.module_utils.server.qmgr import (
     Qmgr, QmgrError, parse_list_output)
-from ansible_collections.hpc.pbs.plugins.module_utils.qsub_args import (
+from ansible_collections.hpc.pbs.plugins.module_utils.jobs.qsub_args import (
     QsubArgumentsError, parse_qsub_arguments, tolerate_value)
 
 SERVER_QUERIES = ("list server", "list sched default", "list hook", "list pbshook")

@@ -14,7 +14,7 @@ Facts (reference transcript f_, OpenPBS src/resmom/mom_main.c):
 import re
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import same_value
+from ansible_collections.hpc.pbs.plugins.module_utils.moms.mom_config_options import same_value
 
 _OPTION_LINE = re.compile(r"^[ \t]*\$(\S+)(?:[ \t]+(.*?))?[ \t]*$")
 

@@ -6,17 +6,17 @@ the hooks the server copied to the mom, the effective ``$job_launch_delay`` /
 
 import os
 
-from ansible_collections.hpc.pbs.plugins.module_utils.cgroup_layout import read_layout
-from ansible_collections.hpc.pbs.plugins.module_utils.effective_timeouts import effective_values
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import read_hook_dir
-from ansible_collections.hpc.pbs.plugins.module_utils.install_facts import (
+from ansible_collections.hpc.pbs.plugins.module_utils.moms.cgroup_layout import read_layout
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster.effective_timeouts import effective_values
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import read_hook_dir
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster.install_facts import (
     hook_summary, read_text)
-from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
-from ansible_collections.hpc.pbs.plugins.module_utils.mom_config import (
+from ansible_collections.hpc.pbs.plugins.module_utils.common.module_error import ModuleError
+from ansible_collections.hpc.pbs.plugins.module_utils.moms.mom_config import (
     current_options, planned_text)
-from ansible_collections.hpc.pbs.plugins.module_utils.mom_config_options import (
+from ansible_collections.hpc.pbs.plugins.module_utils.moms.mom_config_options import (
     MomConfigValueError, plan)
-from ansible_collections.hpc.pbs.plugins.module_utils.mom_daemon import (
+from ansible_collections.hpc.pbs.plugins.module_utils.moms.mom_daemon import (
     last_config_read, process_alive, read_mom_pid, running_differences)
 
 

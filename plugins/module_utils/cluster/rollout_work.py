@@ -11,7 +11,7 @@ controller) and by its batches (each host again when its batch starts).
 
 from typing import Any, List, Mapping
 
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import mom_hook_differences
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import mom_hook_differences
 
 HOOK_FILES_DIFFER = "hook files differ: "
 CONFIG_PENDING = "mom config differs or is not loaded"

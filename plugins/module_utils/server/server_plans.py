@@ -9,15 +9,15 @@ from typing import Any, Dict, List, Tuple
 
 from ansible.module_utils.common.text.converters import to_bytes
 
-from ansible_collections.hpc.pbs.plugins.module_utils.hook_plan import (
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hook_plan import (
     HOOK_ATTRIBUTE_OPTIONS, check_hook_task, check_json, config_text, hook_diffs, plan_present,
     preflight_body)
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import body_problem
-from ansible_collections.hpc.pbs.plugins.module_utils.qmgr import (
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import body_problem
+from ansible_collections.hpc.pbs.plugins.module_utils.server.qmgr import (
     OBJECT_TYPES, Qmgr, QmgrError)
-from ansible_collections.hpc.pbs.plugins.module_utils.qmgr_plan import (
+from ansible_collections.hpc.pbs.plugins.module_utils.server.qmgr_plan import (
     describe, object_diffs, plan_objects)
-from ansible_collections.hpc.pbs.plugins.module_utils.refusal import TaskRefused
+from ansible_collections.hpc.pbs.plugins.module_utils.common.refusal import TaskRefused
 
 # The options of a hook plan: those of hpc.pbs.hook that describe the hook itself.
 HOOK_PLAN_OPTIONS = dict(HOOK_ATTRIBUTE_OPTIONS, name=dict(type="str", required=True),

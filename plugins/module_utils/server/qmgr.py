@@ -32,10 +32,11 @@ collection knows must also have their type (``qmgr_attributes``).
 import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from ansible_collections.hpc.pbs.plugins.module_utils import qmgr_attributes
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import HOOK_NAME
-from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
-from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import (
+from ansible_collections.hpc.pbs.plugins.module_utils.server import qmgr_attributes
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import HOOK_NAME
+from ansible_collections.hpc.pbs.plugins.module_utils.common.module_error import ModuleError
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.listing import parse_listing
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_command import (
     InputNotRead, PbsRunner, module_run_command)
 
 OBJECT_TYPES = ("server", "sched", "queue", "node", "hook", "pbshook")
@@ -75,7 +76,6 @@ ATTRIBUTE_NAME_ACCEPTED = ("an attribute name as qmgr lists it: a letter, then l
 
 # Characters a value may hold and still be written without quotes.
 _BARE_VALUE = re.compile(r"[A-Za-z0-9_.@*:/%+-]+")
-_ATTR_LINE = re.compile(r"^    (\S+) =(?: (.*))?$")
 _HEADER_LINE = re.compile(r"^(\S+) (\S+)\s*$")
 _MAX_OPEN = re.compile(r"^Max open servers: \d+\s*$")
 
@@ -395,38 +395,15 @@ def parse_list_output(text: str) -> List[Tuple[str, str, Dict[str, str]]]:
     attribute name -> value string in listing order. Wrapped values (a line ending in
     ``,`` continued on lines starting with a tab) are joined; ``""`` becomes the empty
     string; trailing white space is dropped. A leading ``Max open servers`` line is
-    ignored. Raises ValueError on an attribute line outside of an object.
+    ignored. Raises ValueError (:class:`ListingError`) on a line the listing format does
+    not have there.
     """
-    objects = []
-    current = None
-    last_attr = None
-    for line in strip_max_open_servers(text).splitlines():
-        if not line.strip():
-            last_attr = None
-            continue
-        if line.startswith("\t"):
-            if current is None or last_attr is None:
-                raise ValueError("continuation line outside of an attribute: %r" % line)
-            current[2][last_attr] += line.strip()
-            continue
-        match = _ATTR_LINE.match(line)
-        if match:
-            if current is None:
-                raise ValueError("attribute line before an object header: %r" % line)
-            value = (match.group(2) or "").rstrip()
+    objects = parse_listing(strip_max_open_servers(text), _HEADER_LINE, "qmgr list", strip_continuations=True)
+    for _key, attributes in objects:
+        for name, value in attributes.items():
             if value == '""':
-                value = ""
-            current[2][match.group(1)] = value
-            last_attr = match.group(1)
-            continue
-        match = _HEADER_LINE.match(line)
-        if match and not line.startswith(" "):
-            current = (match.group(1), match.group(2), {})
-            objects.append(current)
-            last_attr = None
-            continue
-        raise ValueError("unexpected line in qmgr list output: %r" % line)
-    return objects
+                attributes[name] = ""
+    return [(kind, name, attributes) for (kind, name), attributes in objects]
 
 
 def split_list_value(value: str) -> List[str]:

@@ -14,10 +14,10 @@ Standard library only (Python 3.6-3.12)."""
 
 import re
 
-from ansible_collections.hpc.pbs.plugins.module_utils.effective_timeouts import (
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster.effective_timeouts import (
     OPTIONS, configured_value)
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import HOOK_FILE_SUFFIXES
-from ansible_collections.hpc.pbs.plugins.module_utils.mom_config import current_options
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import HOOK_FILE_SUFFIXES
+from ansible_collections.hpc.pbs.plugins.module_utils.moms.mom_config import current_options
 
 # The row of a plan the module could not make: desired, and how much of its message is kept.
 NOT_PLANNED = "(could not plan)"

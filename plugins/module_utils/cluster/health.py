@@ -20,12 +20,12 @@ import json
 import os
 from collections import namedtuple
 
-from ansible_collections.hpc.pbs.plugins.module_utils.hooks import (
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import (
     HOOK_FILE_SUFFIXES, mom_hook_differences)
-from ansible_collections.hpc.pbs.plugins.module_utils.install_facts import file_sha256
-from ansible_collections.hpc.pbs.plugins.module_utils.jobs import SYSTEM_HOLD
-from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
-from ansible_collections.hpc.pbs.plugins.module_utils.pbs_command import PbsRunner
+from ansible_collections.hpc.pbs.plugins.module_utils.cluster.install_facts import file_sha256
+from ansible_collections.hpc.pbs.plugins.module_utils.jobs.jobs import SYSTEM_HOLD
+from ansible_collections.hpc.pbs.plugins.module_utils.common.module_error import ModuleError
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_command import PbsRunner
 
 # Node states that make a vnode unusable for new jobs (pbsnodes' "state" pieces).
 PROBLEM_NODE_STATES = ("down", "offline")

@@ -4,7 +4,7 @@
 :class:`~module_error.ModuleError`, ``hpc.pbs.cluster_info`` into a failed plan in its
 result."""
 
-from ansible_collections.hpc.pbs.plugins.module_utils.module_error import ModuleError
+from ansible_collections.hpc.pbs.plugins.module_utils.common.module_error import ModuleError
 
 
 class TaskRefused(ModuleError):

@@ -19,7 +19,8 @@ with the comment ``Job Array Held, too many failed attempts to run subjob <subjo
 import re
 from typing import Dict, Iterable, List, Mapping, Optional, Tuple
 
-JOB_HELD_COMMENT = "job held, too many failed attempts to run"
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.listing import ListingError, parse_listing
+
 ARRAY_HELD_COMMENT_PREFIX = "Job Array Held, too many failed attempts to run subjob"
 SYSTEM_HOLD = "s"
 
@@ -28,11 +29,9 @@ KIND_ARRAY = "array"
 KIND_SUBJOB = "subjob"
 
 _JOB_HEADER = re.compile(r"^Job Id: (\S+)\s*$")
-_ATTR_LINE = re.compile(r"^    (\S+) = ?(.*)$")
 
 
-class QstatParseError(ValueError):
-    """``qstat -f`` output did not have the expected shape."""
+QstatParseError = ListingError
 
 
 def parse_qstat_full(text: str) -> List[Tuple[str, Dict[str, str]]]:
@@ -40,37 +39,11 @@ def parse_qstat_full(text: str) -> List[Tuple[str, Dict[str, str]]]:
 
     ``attributes`` is a dict of attribute name -> value string (trailing white space
     removed, continuation lines appended without separator). Raises
-    :class:`QstatParseError` on an attribute or continuation line outside of a job block,
-    or on any other line it does not recognise.
+    :class:`QstatParseError` (the listing parser's :class:`ListingError`) on an attribute
+    or continuation line outside of a job block, or on any other line it does not
+    recognise.
     """
-    jobs = []
-    current = None
-    last_attr = None
-    for line in text.splitlines():
-        if not line.strip():
-            last_attr = None
-            continue
-        match = _JOB_HEADER.match(line)
-        if match:
-            current = (match.group(1), {})
-            jobs.append(current)
-            last_attr = None
-            continue
-        if line.startswith("\t"):
-            if current is None or last_attr is None:
-                raise QstatParseError("continuation line outside of an attribute: %r" % line)
-            current[1][last_attr] += line[1:].rstrip("\r\n")
-            continue
-        match = _ATTR_LINE.match(line)
-        if match and current is not None:
-            current[1][match.group(1)] = match.group(2).rstrip()
-            last_attr = match.group(1)
-            continue
-        raise QstatParseError("unexpected line in qstat -f output: %r" % line)
-    for _job_id, attrs in jobs:
-        for name, value in attrs.items():
-            attrs[name] = value.rstrip()
-    return jobs
+    return [(job_id, attributes) for (job_id,), attributes in parse_listing(text, _JOB_HEADER, "qstat -f")]
 
 
 def job_kind(attrs: Mapping[str, str]) -> str:
@@ -100,19 +73,9 @@ def has_system_hold(attrs: Mapping[str, str]) -> bool:
     return SYSTEM_HOLD in attrs.get("Hold_Types", "")
 
 
-def held_by_failed_runs(attrs: Mapping[str, str]) -> bool:
-    """Whether a job, subjob or array is held by the server after too many failed runs.
-
-    True when ``job_state`` is ``H``, ``Hold_Types`` includes ``s`` and the comment is the
-    one the server sets (exact for jobs and subjobs, the fixed prefix for arrays, whose
-    comment ends with the subjob id).
-    """
-    if attrs.get("job_state") != "H" or not has_system_hold(attrs):
-        return False
-    comment = attrs.get("comment", "")
-    if job_kind(attrs) == KIND_ARRAY:
-        return comment.startswith(ARRAY_HELD_COMMENT_PREFIX)
-    return comment == JOB_HELD_COMMENT
+def system_held(attrs: Mapping[str, str]) -> bool:
+    """Whether a job, subjob or array is held (``job_state`` ``H``) with the system hold ``s``."""
+    return attrs.get("job_state") == "H" and has_system_hold(attrs)
 
 
 def short_id(job_id: str) -> str:
