@@ -232,12 +232,13 @@ def test_bad_import_dir_is_refused_before_anything_is_read(handmade, env, tmp_pa
         assert not os.path.exists(str(tmp_path / "missing"))
 
 
-def test_own_cgroup_body_kept_in_a_file_and_an_earlier_imports_stale_file_removed(handmade, env, tmp_path):
+def test_own_cgroup_body_kept_in_a_file_and_an_earlier_imports_stale_files_handled(handmade, env, tmp_path):
     """A cgroup_resize body that is not the bundled one is written out and
     cgroup_resize_hook_body_src points to it: site.yml --check then changes nothing (the
     body is kept) and audit.yml reports no drift; a host_vars file an earlier import wrote
     (its marker) that this one does not write again is removed (a mom that no longer
-    differs, or left the inventory), a file of the site's own is kept."""
+    differs, or left the inventory), a file of the site's own is kept, and a hook body that
+    no variable points to is named and kept."""
     cluster = handmade
     require_mock(cluster)
     import_dir = tmp_path / "imported"
@@ -245,6 +246,8 @@ def test_own_cgroup_body_kept_in_a_file_and_an_earlier_imports_stale_file_remove
     stale = "---\n# Written by hpc.pbs playbooks/import.yml: an earlier import.\nreliable_job_startup_job_launch_delay: 9\n"
     (import_dir / "host_vars" / "mom3.yml").write_text(stale)
     (import_dir / "host_vars" / "mom1.yml").write_text("---\nsite_own_variable: 1\n")
+    (import_dir / "hook_bodies").mkdir()
+    (import_dir / "hook_bodies" / "retired_hook.py").write_text("import pbs\n")
     own_body = read_text(CGROUP_BODY) + OWN_LINE
     qmgr(cluster, stage(cluster, CGROUP_HOOK, "application/x-python", own_body))
     try:
@@ -258,6 +261,11 @@ def test_own_cgroup_body_kept_in_a_file_and_an_earlier_imports_stale_file_remove
         assert "site.yml --check should change nothing" in out, out
         assert sorted(os.listdir(str(import_dir / "host_vars"))) == ["mom1.yml", "mom2.yml"]
         assert read_yaml(str(import_dir / "host_vars" / "mom1.yml")) == {"site_own_variable": 1}
+        # A body no variable points to any more is named, not removed (it carries no marker).
+        retired = os.path.realpath(str(import_dir / "hook_bodies" / "retired_hook.py"))
+        assert ("not used by these variables (an earlier import's body or a file of your own; kept, "
+                "remove it if unused): %s" % retired) in out, out
+        assert os.path.exists(retired) and "hook_bodies/%s.py" % CGROUP_HOOK not in out.split("not used by")[1], out
         # The own body is kept: site.yml --check plans no change, the audit sees no drift.
         rc, out, recap = run(inventory, env, SITE, {}, "--check")
         assert rc == 0, out
