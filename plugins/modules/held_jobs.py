@@ -260,7 +260,6 @@ commands:
   sample: [["/opt/pbs/bin/qrls", "-h", "s", "12.vm", "14[].vm"]]
 '''
 
-import json
 import re
 
 from ansible.module_utils.basic import AnsibleModule
@@ -272,6 +271,7 @@ from ansible_collections.hpc.pbs.plugins.module_utils.common.module_error import
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_conf import (
     pbs_conf_argument_spec, task_pbs_paths)
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_command import PbsRunner
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.json_output import json_jobs, parse_json_output, text_value
 
 # Ids per qrls invocation, well below any argument list limit.
 QRLS_BATCH = 500
@@ -323,29 +323,11 @@ def check_inputs(params):
 
 
 # -- reading the jobs ---------------------------------------------------------------------
-def json_text(value):
-    """A value of qstat's JSON as the text qstat -f prints (21 -> "21", true -> "true");
-    objects (resource lists) are kept as they are."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, float):
-        return "%d" % value if value.is_integer() else "%.15g" % value
-    if isinstance(value, (int, str)):
-        return str(value)
-    return value
-
-
 def jobs_from_json(text):
     """``[(job id, {attribute: text})]`` from ``qstat -f -F json [-t]``: the members of its
     ``Jobs`` object (absent when there is no job). Raises ValueError on other shapes."""
-    document = json.loads(text)
-    jobs = document.get("Jobs", {}) if isinstance(document, dict) else None
-    if not isinstance(jobs, dict) or not all(isinstance(a, dict) for a in jobs.values()):
-        raise ValueError("no \"Jobs\" object of job objects")
-    return [(job_id, dict((name, json_text(value)) for name, value in attrs.items()))
-            for job_id, attrs in jobs.items()]
+    return [(job_id, dict((name, text_value(value)) for name, value in attrs.items()))
+            for job_id, attrs in json_jobs(parse_json_output(text))]
 
 
 def qstat_lacks_json(rc, err):

@@ -16,7 +16,6 @@ Two registries, each the one place to extend:
 A new problem kind that reads a part already read is one :class:`ProblemKind` entry (and
 its line in cluster_info's RETURN ``problems``)."""
 
-import json
 import os
 from collections import namedtuple
 
@@ -25,6 +24,7 @@ from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import (
 from ansible_collections.hpc.pbs.plugins.module_utils.cluster.install_facts import file_sha256
 from ansible_collections.hpc.pbs.plugins.module_utils.jobs.jobs import SYSTEM_HOLD
 from ansible_collections.hpc.pbs.plugins.module_utils.common.module_error import ModuleError
+from ansible_collections.hpc.pbs.plugins.module_utils.pbs.json_output import json_jobs, run_json
 from ansible_collections.hpc.pbs.plugins.module_utils.pbs.pbs_command import PbsRunner
 
 # Node states that make a vnode unusable for new jobs (pbsnodes' "state" pieces).
@@ -32,23 +32,6 @@ PROBLEM_NODE_STATES = ("down", "offline")
 
 
 # -- snapshot readers ---------------------------------------------------------------------
-
-def run_json(module, runner, argv, what):
-    """Run a PBS command that prints JSON (``-F json``) by ``runner`` (a ``PbsRunner``)
-    and return the parsed document.
-    Raises ModuleError, naming the command, rc and stderr, when it exits non-zero or prints
-    something that is not JSON."""
-    rc, out, err = runner.run_command(argv)
-    if rc != 0:
-        raise ModuleError("cannot read %s: %s exited %d; check that the PBS server runs "
-                          "and this host may query it" % (what, argv[0], rc),
-                          cmd=argv, rc=rc, stdout=out, stderr=err)
-    try:
-        return json.loads(out)
-    except ValueError as exc:
-        raise ModuleError("cannot read %s: %s printed no JSON (%s)" % (what, argv[0], exc),
-                          cmd=argv, rc=rc, stdout=out, stderr=err)
-
 
 def node_health(document):
     """``{vnode: {state: [..], comment, jobs: [..]}}`` from ``pbsnodes -F json``. The comment
@@ -68,7 +51,7 @@ def held_job_health(document):
     """``{job id: {hold_types, job_state, comment, run_count}}`` of the jobs and subjobs of
     ``qstat -f -t -F json`` whose Hold_Types hold the system hold ``s``."""
     held = {}
-    for jobid, attrs in (document.get("Jobs") or {}).items():
+    for jobid, attrs in json_jobs(document):
         hold_types = str(attrs.get("Hold_Types", "n"))
         if SYSTEM_HOLD in hold_types:
             held[jobid] = dict(hold_types=hold_types, job_state=attrs.get("job_state"),
@@ -150,11 +133,11 @@ def unknown_vnodes(document, vnodes):
     return unknown
 
 
-def read_nodes(module, paths, runner, vnodes):
+def read_nodes(module, paths, runner, vnodes):  # pylint: disable=unused-argument
     """Part ``nodes``: :func:`node_health` of ``vnodes`` (every vnode when empty); raises
     ModuleError naming each named vnode the server does not know."""
     bin_dir = os.path.join(paths.exec_dir, "bin")
-    document = run_json(module, runner, pbsnodes_argv(bin_dir, vnodes), "the vnodes")
+    document = run_json(runner, pbsnodes_argv(bin_dir, vnodes), "the vnodes")
     unknown = unknown_vnodes(document, vnodes)
     if unknown:
         raise ModuleError("vnodes: the PBS server does not know %s" % ", ".join(
@@ -165,7 +148,12 @@ def read_nodes(module, paths, runner, vnodes):
 def read_held_jobs(module, paths, runner, vnodes):  # pylint: disable=unused-argument
     """Part ``held_jobs``: :func:`held_job_health` of every job and subjob."""
     qstat = os.path.join(paths.exec_dir, "bin", "qstat")
-    return held_job_health(run_json(module, runner, [qstat, "-f", "-t", "-F", "json"], "the jobs"))
+    argv = [qstat, "-f", "-t", "-F", "json"]
+    document = run_json(runner, argv, "the jobs")
+    try:
+        return held_job_health(document)
+    except ValueError as exc:
+        raise ModuleError("cannot read the jobs: %s printed %s" % (qstat, exc), cmd=argv)
 
 
 def read_hook_files(module, paths, runner, vnodes):  # pylint: disable=unused-argument
