@@ -18,6 +18,10 @@ description:
   - V(hook_name), V(hook_order) and V(hook_alarm) follow the rules of the
     C(hpc.pbs.hook_setting_problem) filter (those of M(hpc.pbs.hook)), in the words the roles
     have always used, for example C(cray_atom_hook_order must be 1-1000, not 0).
+  - >-
+    V(hook_fail_action) follows the rule of O(hpc.pbs.hook#module:fail_action) of M(hpc.pbs.hook) -
+    a list of V(none), V(offline_vnodes), V(clear_vnodes_upon_recovery) and V(scheduler_restart_cycle),
+    V(none) alone, for example C(cray_atom_hook_fail_action is empty: give [none] or a list of actions, not []).
   - V(config) is the role's config variable (a dict, or null for none). It is merged key by key
     over the hook's default config C(files/hooks/<hook>.json), as the roles install it, and the
     result is checked against C(files/hooks/<hook>.schema.json) with the C(jsonschema) library
@@ -31,8 +35,8 @@ options:
   _input:
     description:
       - The settings to check, a dict with any of the keys V(hook_name) (text), V(hook_order)
-        (a whole number, site hook order 1-1000), V(hook_alarm) (whole seconds >= 1) and
-        V(config) (a dict or null).
+        (a whole number, site hook order 1-1000), V(hook_alarm) (whole seconds >= 1), V(hook_fail_action) (a list of text)
+        and V(config) (a dict or null).
     type: dict
     required: true
   hook:
@@ -85,9 +89,10 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.hpc.pbs.plugins.filter.hook_setting_problem import hook_setting_problem
 from ansible_collections.hpc.pbs.plugins.module_utils.common.json_schema import JsonSchemaError, schema_errors
+from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import fail_action_problem
 from ansible_collections.hpc.pbs.plugins.plugin_utils.bundled_hooks import BundledHookError, bundled_hook_part
 
-KEYS = ("hook_name", "hook_order", "hook_alarm", "config")
+KEYS = ("hook_name", "hook_order", "hook_alarm", "hook_fail_action", "config")
 
 
 def _shown(value):
@@ -121,6 +126,10 @@ def bundled_hook_problems(settings, hook, prefix=None):
             problem = hook_setting_problem(settings[key], setting)
             if problem:
                 problems.append("%s_%s %s, not %s" % (prefix, key, problem, _shown(settings[key])))
+    if "hook_fail_action" in settings:
+        problem = fail_action_problem(settings["hook_fail_action"])
+        if problem:
+            problems.append("%s_hook_%s, not %s" % (prefix, problem, _shown(settings["hook_fail_action"])))
     if "config" in settings:
         try:
             defaults = bundled_hook_part(hook, "config")

@@ -29,8 +29,10 @@ description:
     The Cray ATOM hook - the built-in C(PBS_cray_atom) when enabled
     (C(cray_atom_hook_source=builtin)), else the site hook named C(cray_atom) or the first by
     name with the bundled C(files/hooks/cray_atom.py) body (C(cray_atom_hook_source=bundled))
-    - gives C(site_cray_atom=true) and the C(cray_atom_hook_*) attributes and
-    C(cray_atom_config) (the keys that differ from C(files/hooks/cray_atom.json)). The cgroup
+    - gives C(site_cray_atom=true) and the C(cray_atom_hook_*) attributes (with
+    C(cray_atom_hook_fail_action) when the hook's fail_action is not the role's
+    C([offline_vnodes])) and C(cray_atom_config) (the keys that differ from
+    C(files/hooks/cray_atom.json)). The cgroup
     resize hook - the site hook named C(cgroup_resize) or the first by name with the bundled
     C(files/hooks/cgroup_resize.py) body (C(cgroup_resize_hook_source=bundled)), else a
     C(pbs_cgroups) hook that has the event C(execjob_resize)
@@ -44,7 +46,7 @@ description:
     not in C(mom_priv/config)) - the value most moms have goes to C(group_vars/pbs_mom.yml),
     a mom that differs gets C(host_vars/MOM.yml) with its own values only.
   - >-
-    What C(site.yml) would still change (events or a fail_action the role does not take, a
+    What C(site.yml) would still change (events the role does not take, a
     config in another layout, a scheduler without C(job_run_wait)) is returned in C(notes).
 positional: _input, moms, bundled, hook_files, server_host, import_dir
 options:

@@ -281,6 +281,37 @@ def test_own_cgroup_body_kept_in_a_file_and_an_earlier_imports_stale_files_handl
         qmgr(cluster, stage(cluster, CGROUP_HOOK, "application/x-python", read_text(CGROUP_BODY)))
 
 
+def test_a_cray_atom_hook_with_its_own_fail_action_is_imported_and_kept(handmade, env, tmp_path):
+    """The bundled Cray ATOM hook set up by hand with a fail_action of the site's choice: the
+    import writes cray_atom_hook_fail_action (no note), and site.yml --check then plans no
+    change to it."""
+    cluster = handmade
+    require_mock(cluster)
+    with open(os.path.join(REPO, "files", "hooks", "cray_atom.json")) as handle:
+        config = json.load(handle)
+    qmgr(cluster, "create hook cray_atom", "set hook cray_atom event = 'execjob_begin,execjob_end'",
+         "set hook cray_atom order = 100", "set hook cray_atom alarm = 300",
+         "set hook cray_atom fail_action = 'offline_vnodes,scheduler_restart_cycle'",
+         stage(cluster, "cray_atom", "application/x-python",
+               read_text(os.path.join(REPO, "files", "hooks", "cray_atom.py"))),
+         stage(cluster, "cray_atom", "application/x-config",
+               json.dumps(config, indent=4, sort_keys=True, separators=(",", ": "))),
+         "set hook cray_atom enabled = true")
+    try:
+        before = snapshot(cluster)
+        inventory, out = import_into(cluster, env, tmp_path / "imported")
+        common = read_yaml(str(tmp_path / "imported" / "group_vars" / "all.yml"))
+        assert common["site_cray_atom"] is True and common["cray_atom_hook_source"] == "bundled", common
+        assert common["cray_atom_hook_fail_action"] == ["offline_vnodes", "scheduler_restart_cycle"], common
+        assert "has fail_action" not in out, out
+        rc, out, recap = run(inventory, env, SITE, {}, "--check", "--diff")
+        assert rc == 0, out
+        assert recap[SERVER]["changed"] == 0 and "fail_action" not in out, out
+        assert snapshot(cluster) == before, "the import or site.yml --check changed the cluster"
+    finally:
+        qmgr(cluster, "delete hook cray_atom")
+
+
 ROLE_PLAYBOOK = """---
 - name: The reliable_job_startup role alone
   hosts: pbs_server:pbs_mom

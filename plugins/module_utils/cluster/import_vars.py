@@ -39,8 +39,9 @@ TUNABLES = ("job_launch_delay", "sister_join_job_alarm")
 MARKER = "# Written by hpc.pbs playbooks/import.yml"
 BODY_DIR = "hook_bodies"
 # The hooks the import turns into role variables: the role, its variables' prefix, the
-# switch of site.yml that runs it, the events and fail_action its hook task sets, the
-# indent of its config JSON.
+# switch of site.yml that runs it, the events its hook task sets, the default of its
+# <prefix>hook_fail_action (None: the role leaves fail_action alone), the indent of its
+# config JSON.
 PARTS = (
     dict(role="reliable_job_startup", prefix="reliable_job_startup_", switch=None,
          events=HOOK_EVENTS, fail_action=None, indent=2),
@@ -179,9 +180,9 @@ def _site_hook_part(spec, name, attrs, bundled, files_read, notes, body_src=""):
         notes.append("hook %s runs at %s; site.yml would set its events to %s"
                      % (name, ",".join(events) or "no event", ",".join(spec["events"])))
     fail_action = spec.get("fail_action")
-    if fail_action is not None and sorted(attrs.get("fail_action") or ["none"]) != sorted(fail_action):
-        notes.append("hook %s has fail_action %s; site.yml would set it to %s"
-                     % (name, ",".join(attrs.get("fail_action") or ["none"]), ",".join(fail_action)))
+    found = sorted(attrs.get("fail_action") or ["none"])
+    if fail_action is not None and found != sorted(fail_action):
+        variables[prefix + "hook_fail_action"] = found
     files = {}
     if files_read is None:
         return variables, files

@@ -17,7 +17,7 @@ from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hook_preflight impor
     HookBodyRefused, HookPreflightError, Preflight)
 from ansible_collections.hpc.pbs.plugins.module_utils.hooks.hooks import (
     ALARM_MINIMUM, CONTENT_BODY, CONTENT_CONFIG, NEW_SITE_HOOK, PERIODIC_EVENTS,
-    SITE_ORDER_RANGE, alarm_accepted, bad_event_message, config_refusal_message,
+    SITE_ORDER_RANGE, alarm_accepted, bad_event_message, config_refusal_message, fail_action_problem,
     hook_file_paths, site_hook_name_problem, site_order_accepted, sort_events, unknown_events)
 from ansible_collections.hpc.pbs.plugins.module_utils.common.json_schema import (
     JsonSchemaError, JsonSchemaUnavailable, schema_errors)
@@ -125,12 +125,8 @@ def check_hook_task(params):
     if params["freq"] is not None and params["freq"] < 1:
         raise TaskRefused("freq must be a whole number of seconds >= 1 (got %s)"
                           % params["freq"])
-    fail_action = params["fail_action"]
-    if fail_action is not None:
-        if not fail_action:
-            raise TaskRefused("fail_action is empty: give [none] or a list of actions")
-        if "none" in fail_action and len(set(fail_action)) > 1:
-            raise TaskRefused("fail_action 'none' cannot be combined with other actions")
+    if params["fail_action"] is not None and fail_action_problem(params["fail_action"]):
+        raise TaskRefused(fail_action_problem(params["fail_action"]))
 
 
 def current_file(qmgr, paths, kind, name, which, exists):

@@ -7,7 +7,7 @@ c_hooks_on_disk; src/server/hook_func.c for the attribute side effects.
 
 import os
 import re
-from typing import Dict, Iterable, List, Mapping, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional
 
 
 # Server order: qmgr lists events in this order whatever order they were set in; the error
@@ -49,6 +49,21 @@ CONTENT_CONFIG = "application/x-config"
 HOOK_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 # A site hook name may not start with this (reserved for the built-in pbshooks).
 PBSHOOK_PREFIX = "PBS"
+
+
+def fail_action_problem(actions: Any) -> Optional[str]:
+    """Why ``actions`` cannot be a hook's ``fail_action`` (a list of :data:`FAIL_ACTIONS`,
+    ``none`` alone), in the module's words; None when it can."""
+    if not isinstance(actions, (list, tuple)) or not all(isinstance(a, str) for a in actions):
+        return "fail_action must be a list of %s" % ", ".join(FAIL_ACTIONS)
+    if not actions:
+        return "fail_action is empty: give [none] or a list of actions"
+    unknown = [a for a in actions if a not in FAIL_ACTIONS]
+    if unknown:
+        return "fail_action %s is not one of %s" % (", ".join(unknown), ", ".join(FAIL_ACTIONS))
+    if "none" in actions and len(set(actions)) > 1:
+        return "fail_action 'none' cannot be combined with other actions"
+    return None
 
 
 def bad_event_message(name: str) -> str:

@@ -23,7 +23,8 @@ def test_the_bundled_hooks_are_those_of_files_hooks():
 
 @pytest.mark.parametrize("hook", HOOKS)
 def test_good_settings_and_the_default_config_have_no_problem(hook):
-    settings = {"hook_name": "site_" + hook, "hook_order": 100, "hook_alarm": "30", "config": None}
+    settings = {"hook_name": "site_" + hook, "hook_order": 100, "hook_alarm": "30", "config": None,
+                "hook_fail_action": ["offline_vnodes", "scheduler_restart_cycle"]}
     assert bundled_hook_problems(settings, hook) == []
     assert bundled_hook_problems({"config": {}}, hook) == []
 
@@ -36,7 +37,15 @@ def test_good_settings_and_the_default_config_have_no_problem(hook):
     ({"hook_alarm": 0}, ["cray_atom_hook_alarm must be at least 1 second, not 0"]),
     ({"hook_order": True, "hook_alarm": None}, ["cray_atom_hook_order must be 1-1000, not true",
                                                 "cray_atom_hook_alarm must be at least 1 second, not null"]),
-], ids=["reserved-name", "name-with-space", "order-0", "order-text-1001", "alarm-0", "order-and-alarm"])
+    ({"hook_fail_action": []}, ["cray_atom_hook_fail_action is empty: give [none] or a list of actions, not []"]),
+    ({"hook_fail_action": ["none", "offline_vnodes"]},
+     ["cray_atom_hook_fail_action 'none' cannot be combined with other actions, not [\"none\", \"offline_vnodes\"]"]),
+    ({"hook_fail_action": ["offline"]}, ["cray_atom_hook_fail_action offline is not one of none, offline_vnodes, "
+                                         'clear_vnodes_upon_recovery, scheduler_restart_cycle, not ["offline"]']),
+    ({"hook_fail_action": "offline_vnodes"}, ["cray_atom_hook_fail_action must be a list of none, offline_vnodes, "
+                                              'clear_vnodes_upon_recovery, scheduler_restart_cycle, not "offline_vnodes"']),
+], ids=["reserved-name", "name-with-space", "order-0", "order-text-1001", "alarm-0", "order-and-alarm",
+        "fail-action-empty", "fail-action-none-and-more", "fail-action-unknown", "fail-action-not-a-list"])
 def test_each_bad_setting_is_named_by_its_variable(settings, problems):
     found = bundled_hook_problems(settings, "cray_atom")
     assert len(found) == len(problems)
@@ -81,7 +90,7 @@ def test_a_config_that_is_not_a_dict_is_named():
 
 @pytest.mark.parametrize("settings, hook, error", [
     ({"config": {}}, "atom", "'atom' is not a bundled hook; the bundled hooks (files/hooks) are %s" % ", ".join(HOOKS)),
-    ({"hook_freq": 5}, "cray_atom", "unknown key(s) hook_freq; known keys: hook_name, hook_order, hook_alarm, config"),
+    ({"hook_freq": 5}, "cray_atom", "unknown key(s) hook_freq; known keys: hook_name, hook_order, hook_alarm, hook_fail_action, config"),
     (["hook_name"], "cray_atom", "the input must be a dict"),
 ])
 def test_a_wrong_call_fails_the_task_saying_why(settings, hook, error):

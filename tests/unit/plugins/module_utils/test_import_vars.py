@@ -293,12 +293,18 @@ def test_the_bundled_cray_atom_hook_its_config_layout_and_fail_action():
         "cray_atom_config": {"post_timeout": 5}}
     assert result["notes"] == []
     assert [h["name"] for h in result["unmanaged_hooks"]] == ["PBS_cray_atom"]
-    # The reliable_job_startup layout (indent 2) is not the cray_atom role's; nor is fail_action none.
-    hooks["cray_atom"] = cray_hook(fail_action=["none"])
+    # The reliable_job_startup layout (indent 2) is not the cray_atom role's: a note. A
+    # fail_action other than the role's default is kept in cray_atom_hook_fail_action.
+    hooks["cray_atom"] = cray_hook(fail_action=["scheduler_restart_cycle", "offline_vnodes"])
     files["hooks"]["cray_atom"] = part_files(CRAY, {"post_timeout": 5}, 2)
-    notes = iv.import_vars(server(hooks=hooks), {}, BUNDLED_ALL, files)["notes"]
+    result = iv.import_vars(server(hooks=hooks), {}, BUNDLED_ALL, files)
+    notes = result["notes"]
     assert any("hook cray_atom holds these values in another layout" in n and "indent 4" in n for n in notes), notes
-    assert any("hook cray_atom has fail_action none; site.yml would set it to offline_vnodes" in n for n in notes), notes
+    assert not any("fail_action" in n for n in notes), notes
+    assert parsed(result, "group_vars/all.yml")["cray_atom_hook_fail_action"] == ["offline_vnodes", "scheduler_restart_cycle"]
+    hooks["cray_atom"] = cray_hook(fail_action=[])
+    assert parsed(iv.import_vars(server(hooks=hooks), {}, BUNDLED_ALL, files), "group_vars/all.yml")[
+        "cray_atom_hook_fail_action"] == ["none"]
 
 
 def test_an_enabled_builtin_pbs_cray_atom_is_the_cray_atom_hook():
