@@ -79,12 +79,14 @@ the per-mom growth: least-squares slope of each median over the sizes) goes to s
 Exit code 0 when every run succeeded, 1 otherwise.
 """
 import argparse
+import atexit
 import datetime
 import json
 import os
 import re
 import resource
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -199,11 +201,22 @@ def ansible_env(control_dir):
                PATH=BIN + os.pathsep + os.environ.get("PATH", ""))
     link = os.path.join(tree, "build", "collections", "ansible_collections", "hpc", "pbs")
     if tree != REPO or not os.path.isdir(link):
+        env["ANSIBLE_COLLECTIONS_PATH"] = collections_path(tree)
+    return env
+
+
+def collections_path(tree):
+    """A collections path whose hpc.pbs is ``tree``: made once per run, removed at exit."""
+    if tree not in TREE_COLLECTIONS:
         root = tempfile.mkdtemp(prefix="hpc-pbs-bench-collections-")
+        atexit.register(shutil.rmtree, root, True)
         os.makedirs(os.path.join(root, "ansible_collections", "hpc"))
         os.symlink(tree, os.path.join(root, "ansible_collections", "hpc", "pbs"))
-        env["ANSIBLE_COLLECTIONS_PATH"] = root
-    return env
+        TREE_COLLECTIONS[tree] = root
+    return TREE_COLLECTIONS[tree]
+
+
+TREE_COLLECTIONS = {}
 
 
 def playbook_path(name):
