@@ -29,7 +29,8 @@ INVENTORY_CHECK = "Check the inventory's inputs for every host before anything i
 CONTROL_STEPS = {"site.yml": ["Load the collection's filters in the controller's main process", INVENTORY_CHECK,
                               "Reload the moms whose tunables changed",
                               "End the play on the execution hosts that are not the PBS server"],
-                 "audit.yml": ["Note when the audit started (the reports' run.started, ISO 8601 UTC)", INVENTORY_CHECK]}
+                 "audit.yml": ["Load the collection's filters in the controller's main process",
+                               "Note when the audit started (the reports' run.started, ISO 8601 UTC)", INVENTORY_CHECK]}
 INVENTORY = "[pbs_server]\npbs-server\n\n[pbs_mom]\nmom1\nmom2\n"
 TASK_LINE = re.compile(r"^ {6}(?P<name>.+?)\tTAGS: \[(?P<tags>[^\]]*)\]$")
 
