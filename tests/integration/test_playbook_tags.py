@@ -26,7 +26,8 @@ ARG_SPEC_TASK = "Validating arguments against arg spec"
 # or --skip-tags leaves a mom in the play past its own part: the handlers of the moms'
 # part, then every mom that is not the server leaves the play before the server's tasks.
 INVENTORY_CHECK = "Check the inventory's inputs for every host before anything is read or changed"
-CONTROL_STEPS = {"site.yml": ["Load the collection's filters in the controller's main process", INVENTORY_CHECK,
+CONTROL_STEPS = {"site.yml": ["Load the collection's filters in the controller's main process",
+                              "Find the first host of each distinct set of inputs", INVENTORY_CHECK,
                               "Reload the moms whose tunables changed",
                               "End the play on the execution hosts that are not the PBS server"],
                  "audit.yml": ["Load the collection's filters in the controller's main process",
@@ -78,8 +79,7 @@ def test_every_task_belongs_to_a_part(env, inventory, playbook):
 
 @pytest.mark.parametrize("playbook, scheduler_tasks, shared_steps", [
     ("site.yml", ["Check the inputs of sched_tuning", "hpc.pbs.sched_tuning : Set job_run_wait of the scheduler"],
-     {"Find the first host of each distinct set of inputs": {"server_hook", "mom_tunables", "scheduler"},
-      "Leave the checks to the first host of each distinct set of inputs, and to the PBS server":
+     {"Leave the checks to the first host of each distinct set of inputs, and to the PBS server":
       {"server_hook", "mom_tunables", "scheduler"},
       "Plan the hook and job_run_wait on the server, changing nothing": {"server_hook", "scheduler"}}),
     ("audit.yml", [], None),

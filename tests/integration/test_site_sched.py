@@ -170,6 +170,19 @@ def test_site_sets_job_run_wait_and_is_idempotent(pbs_cluster, env):
     assert attrs["job_run_wait"] == "none" and "throughput_mode" not in attrs
 
 
+def test_skipping_one_part_still_checks_and_runs_the_others(pbs_cluster, env):
+    """--skip-tags of one part: the other parts' checks still know which hosts check them, so
+    a bad value of theirs is refused and good values run to the end."""
+    rc, out, recap = run_playbook(pbs_cluster, env, SITE, {"reliable_job_startup_job_launch_delay": 0},
+                                  "--skip-tags", "scheduler")
+    assert rc != 0, out
+    assert "reliable_job_startup_job_launch_delay must be null or whole seconds >= 1" in out, out
+    rc, out, recap = run_playbook(pbs_cluster, env, SITE, {}, "--skip-tags", "scheduler")
+    assert rc == 0, out
+    assert not any(counts["failed"] for counts in recap.values()), out
+    assert SCHED_TASK not in out, out
+
+
 def test_bad_value_is_refused_before_qmgr_runs(pbs_cluster, env):
     before = sched(pbs_cluster)
     rc, out, recap = run_playbook(pbs_cluster, env, SITE, {"sched_tuning_job_run_wait": "bogus"})
