@@ -105,13 +105,13 @@ def host_value_problems(hosts, hostvars, names, reader, where, every_host=False)
     :returns: list of str, in the order of ``names`` then ``hosts``.
     """
     used = hostvars[reader]
+    # hostvars[host] merges all of a host's variables: once per host, not once per name.
+    others = [(host, hostvars[host]) for host in hosts if host != reader]
     problems = []
     for name in names:
         wanted = _value(used, name)
-        for host in hosts:
-            if host == reader:
-                continue
-            given = _value(hostvars[host], name)
+        for host, variables in others:
+            given = _value(variables, name)
             if given is _UNSET and not every_host:
                 continue
             if _show(given) != _show(wanted):

@@ -1,11 +1,12 @@
 """Filters of the inventory's checks (playbooks/tasks/inventory_checks.yml):
-hpc.pbs.host_value_problems, bool_problem, node_name_problem, writable_path_problem."""
+hpc.pbs.inventory_problems, which runs the others: host_value_problems, bool_problem,
+node_name_problem, writable_path_problem."""
 import os
 
 import pytest
 from ansible.module_utils.parsing.convert_bool import BOOLEANS_FALSE, BOOLEANS_TRUE
 
-from ansible_collections.hpc.pbs.plugins.filter import (bool_problem, host_value_problems,
+from ansible_collections.hpc.pbs.plugins.filter import (bool_problem, host_value_problems, inventory_problems,
                                                         node_name_problem, writable_path_problem)
 from ansible_collections.hpc.pbs.plugins.module_utils.server.qmgr import object_name_problem
 
@@ -145,5 +146,88 @@ def test_a_directory_this_user_cannot_write_is_refused(tmp_path):
 
 def test_the_filters_are_registered_under_their_names():
     for module, name in ((host_value_problems, "host_value_problems"), (bool_problem, "bool_problem"),
-                         (node_name_problem, "node_name_problem"), (writable_path_problem, "writable_path_problem")):
+                         (node_name_problem, "node_name_problem"), (writable_path_problem, "writable_path_problem"),
+                         (inventory_problems, "inventory_problems")):
         assert name in module.FilterModule().filters()
+
+
+# ------------------------------------------------------------------ inventory_problems
+
+GROUPS = {"all": HOSTS, "pbs_server": ["srv"], "pbs_mom": ["mom1", "mom2"]}
+
+
+class CountingHostvars(dict):
+    """hostvars that count how often each host's variables are taken (Ansible merges them at
+    each ``hostvars[host]``)."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.taken = {}
+
+    def __getitem__(self, host):
+        self.taken[host] = self.taken.get(host, 0) + 1
+        return super().__getitem__(host)
+
+
+def inventory(hostvars, **checks):
+    return inventory_problems.inventory_problems(hostvars, GROUPS, **checks)
+
+
+def test_good_inputs_give_nothing(tmp_path):
+    hostvars = {h: {"order": 5, "hpc_pbs_pipelining": "yes", "switch": True, "server": "srv"} for h in HOSTS}
+    assert inventory(hostvars, scopes=[{"reader": "srv", "where": "on srv only", "names": ["order"]}],
+                     bools=["switch"], host_names=["server"], node_names=True,
+                     paths={"report": str(tmp_path / "r.json")}) == []
+
+
+def test_every_kind_of_problem_is_named_in_order(tmp_path):
+    hostvars = {"srv": {"order": 1, "switch": "enabled"}, "mom1": {"order": 2, "server": "head01"},
+                "mom2": {"hpc_pbs_pipelining": "sometimes", "pbs_node_name": "mom2,mom1"}}
+    found = inventory(hostvars, scopes=[{"reader": "srv", "where": "on srv only", "names": ["order"]}],
+                      bools=["switch"], host_names=["server"], node_names=True,
+                      paths={"report": str(tmp_path / "nosuch" / "r.json")})
+    assert [problem.split(" ", 1)[0] for problem in found] == [
+        "order", "hpc_pbs_pipelining", "switch", "server", "the", "report"], found
+    assert found[1] == "hpc_pbs_pipelining (for mom2): 'sometimes' " + bool_problem.bool_problem("sometimes").split(" ", 1)[1]
+    assert found[2].startswith("switch (for srv): 'enabled' is not a boolean; accepted: true/false")
+    assert found[3] == ('server (for mom1) names "head01", which is not a host of the inventory; '
+                        "accepted: null or one of srv, mom1, mom2")
+    assert found[4].startswith("the PBS node name of the inventory host mom2 (pbs_node_name) cannot be given to qmgr: ")
+    assert found[5].startswith("report cannot be written on the controller: the directory ")
+
+
+def test_a_wrong_value_given_to_every_host_is_named_once_with_the_first_host():
+    hostvars = {h: {"switch": "enabled", "server": "head01"} for h in HOSTS}
+    found = inventory(hostvars, bools=["switch"], host_names=["server"])
+    assert [problem.split(":", 1)[0] for problem in found] == [
+        "switch (for srv)", 'server (for srv) names "head01", which is not a host of the inventory; accepted']
+
+
+def test_a_reader_outside_the_groups_has_its_booleans_checked():
+    hostvars = {"localhost": {"fail_on_drift": "sometimes"}, "srv": {}, "mom1": {}, "mom2": {}}
+    found = inventory(hostvars, scopes=[{"reader": "localhost", "where": "on the controller", "names": ["path"]}],
+                      bools=["fail_on_drift"])
+    assert found == ["fail_on_drift (for localhost): 'sometimes' " + bool_problem.bool_problem("sometimes").split(" ", 1)[1]]
+
+
+def test_unset_host_names_and_inventory_names_are_accepted():
+    hostvars = {"srv": {"server": None}, "mom1": {"server": ""}, "mom2": {}}
+    assert inventory(hostvars, host_names=["server"], node_names=True) == []
+    many = dict(GROUPS, all=["h%02d" % n for n in range(25)])
+    found = inventory_problems.inventory_problems({"srv": {"server": 7}, "mom1": {}, "mom2": {}}, many, host_names=["server"])
+    assert found == ["server (for srv) names 7, which is not a host of the inventory; accepted: null or one of "
+                     + ", ".join("h%02d" % n for n in range(20)) + "..."]
+
+
+def test_an_inventory_name_qmgr_refuses_is_named_as_such():
+    groups = dict(GROUPS, pbs_mom=["mom1", "-mom2"])
+    found = inventory_problems.inventory_problems({"srv": {}, "mom1": {}, "-mom2": {}}, groups, node_names=True)
+    assert len(found) == 1 and found[0].startswith("the PBS node name of the inventory host -mom2 (its inventory name)"), found
+
+
+def test_each_hosts_variables_are_taken_once_per_scope_and_once_for_the_rest():
+    """Ansible merges all of a host's variables at each hostvars[host]: the count must not grow with the names."""
+    hostvars = CountingHostvars({h: {"a": 1, "b": 2, "c": 3} for h in HOSTS})
+    inventory(hostvars, scopes=[{"reader": "srv", "where": "on srv", "names": ["a", "b", "c"]}],
+              bools=["a", "b", "c"], host_names=["a", "b", "c"], node_names=True)
+    assert hostvars.taken == {"srv": 2, "mom1": 2, "mom2": 2}
