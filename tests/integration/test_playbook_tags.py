@@ -81,7 +81,8 @@ def test_every_task_belongs_to_a_part(env, inventory, playbook):
     ("site.yml", ["Check the inputs of sched_tuning", "hpc.pbs.sched_tuning : Set job_run_wait of the scheduler"],
      {"Leave the checks to the first host of each distinct set of inputs, and to the PBS server":
       {"server_hook", "mom_tunables", "scheduler"},
-      "Plan the hook and job_run_wait on the server, changing nothing": {"server_hook", "scheduler"}}),
+      "Plan the hook and job_run_wait on the server, changing nothing": {"server_hook", "scheduler"},
+      "End the play on the PBS server when its plan has nothing to change": {"server_hook", "scheduler"}}),
     ("audit.yml", [], None),
 ])
 def test_scheduler_tag_selects_only_the_scheduler(env, inventory, playbook, scheduler_tasks, shared_steps):
