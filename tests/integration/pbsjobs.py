@@ -59,7 +59,7 @@ def install_hook(cluster, name, events, body, config=None, alarm=None, order=Non
     with ``body`` (Python source text) and optional ``config`` (dict, imported as JSON),
     ``alarm``/``order`` (ints), as an admin does with qmgr."""
     qmgr(cluster, "delete hook %s" % name, check=False)
-    qmgr(cluster, "create hook %s" % name)
+    create_hook(cluster, name)
     qmgr(cluster, 'set hook %s event = "%s"' % (name, ",".join(events)))
     body_path = "%s/server_priv/hooks/tmp/%s.import.py" % (PBS_HOME, name)
     write_node_file(cluster, SERVER, body_path, body)
@@ -74,6 +74,21 @@ def install_hook(cluster, name, events, body, config=None, alarm=None, order=Non
         qmgr(cluster, "set hook %s order = %d" % (name, order))
     if not enabled:
         qmgr(cluster, "set hook %s enabled = false" % name)
+
+
+def create_hook(cluster, name, timeout=60):
+    """``qmgr -c "create hook NAME"``, again while real PBS still holds the name of a
+    hook just deleted ("hook name '...' is pending delete, try another name": the server
+    keeps it until the moms have dropped their copies, longer on a loaded machine)."""
+    def created():
+        proc = qmgr(cluster, "create hook %s" % name, check=False)
+        if proc.returncode == 0:
+            return proc
+        if "pending delete" not in proc.stderr:
+            raise AssertionError("create hook %s failed (rc %d):\nstdout: %s\nstderr: %s"
+                                 % (name, proc.returncode, proc.stdout, proc.stderr))
+        return None
+    return wait_for(created, timeout, "the name of hook %s, pending delete, to be free" % name, interval=1)
 
 
 def delete_hook(cluster, name):
