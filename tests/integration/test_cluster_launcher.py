@@ -11,10 +11,11 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 
 import pytest
 
-from launcher import cgroups, cli, up
+from launcher import cgroups, cli, down, procs, up
 from launcher.common import ClusterError
 from launcher.workdir import Workdir
 
@@ -350,17 +351,78 @@ def test_vnode_definition_for_multi_vnode_moms():
 
 def test_down_leaves_no_process_and_no_mount(cluster, host_before):
     state = state_of(cluster)
-    namespaces = {n["pidns"] for n in state["nodes"]}
-    assert processes_of(cluster.workdir, namespaces)
-    proc = cluster.down()
-    assert proc.returncode == 0, proc.stderr
-    assert processes_of(cluster.workdir, namespaces) == []
+    # Held open, so that no other namespace (another cluster's node) gets their numbers.
+    held = [os.open("/proc/%d/ns/pid" % n["init_pid"], os.O_RDONLY) for n in state["nodes"]]
+    try:
+        namespaces = {"pid:[%d]" % os.fstat(descriptor).st_ino for descriptor in held}
+        assert namespaces == {n["pidns"] for n in state["nodes"]}
+        assert processes_of(cluster.workdir, namespaces)
+        proc = cluster.down()
+        assert proc.returncode == 0, proc.stderr
+        assert processes_of(cluster.workdir, namespaces) == []
+    finally:
+        for descriptor in held:
+            os.close(descriptor)
     with open("/proc/self/mountinfo") as handle:
         assert cluster.workdir not in handle.read()
     assert cluster.ssh("mom1", "true").returncode == 255
     assert cluster.launcher("status", check=False).returncode == 1
     assert host_fingerprint() == host_before
     assert host_cgroup_dirs(cluster) == []
+
+
+# A node that ends on SIGTERM after a moment, and a process of the same work dir that
+# ignores it, so that the teardown waits (STOP_TIMEOUT) after the node's namespace is gone.
+FAKE_NODE = ("import signal, time; signal.signal(signal.SIGTERM, lambda *a: None); print('ready', flush=True); "
+             "signal.pause(); time.sleep(0.3)")
+BLOCKER = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
+
+
+def test_down_kills_nothing_of_a_pid_namespace_made_while_it_waits(tmp_path, monkeypatch):
+    """The number of a node's PID namespace is free once the node ends; the kernel gives it
+    to the next namespace made, maybe another cluster's node. The teardown holds it until
+    it is done, so the SIGKILL of its leftovers cannot reach that node."""
+    workdir = Workdir(str(tmp_path))
+    started = []
+
+    def start(argv, stdout=None):
+        started.append(subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=stdout, start_new_session=True))
+        return started[-1]
+
+    def fake_init():
+        return [pid for pid in procs.node_processes(workdir, ("_node-init",))
+                if procs.pid_namespace(pid) != procs.pid_namespace(os.getpid())]
+
+    monkeypatch.setattr(down, "STOP_TIMEOUT", 3.0)
+    try:
+        node = start(["unshare", "--pid", "--fork", "--kill-child", sys.executable, "-c", FAKE_NODE,
+                      "_node-init", "--workdir", workdir.root], stdout=subprocess.PIPE)
+        assert node.stdout.readline() == b"ready\n"  # SIGTERM would be lost on an init without its handler
+        start([sys.executable, "-c", BLOCKER, "_node-init", "--workdir", workdir.root])
+        init = procs.wait_until(fake_init, 10, 0.02)
+        assert init, "the fake node did not start"
+        node_namespace = procs.pid_namespace(init[0])
+        teardown = threading.Thread(target=down.teardown, args=(workdir, True))
+        teardown.start()
+        assert procs.wait_until(lambda: not fake_init(), 10, 0.005), "the fake node did not end"
+        # The kernel frees the number after an RCU grace period, and gives the lowest free
+        # one: new namespaces, one every 30 ms while the teardown waits, would get it.
+        victims = []
+        while teardown.is_alive() and len(victims) < 60:
+            victims.append(start(["unshare", "--pid", "--fork", "sleep", "600"]))
+            teardown.join(0.03)
+        teardown.join(30)
+        assert not teardown.is_alive()
+        namespaces = [procs.pid_namespace(pid) for pid in procs.host_pids()
+                      if procs.proc_ppid(pid) in [victim.pid for victim in victims]]
+        assert node_namespace not in namespaces, "the node's namespace number was free during the teardown"
+        killed = [victim.pid for victim in victims if victim.poll() is not None]
+        assert killed == [], "the teardown killed processes of namespaces made while it waited"
+    finally:
+        for process in started:
+            if process.poll() is None:
+                os.killpg(process.pid, 9)
+            process.wait()
 
 
 def test_up_with_daemons_creates_nodes_in_order_and_all_free(cluster_factory):

@@ -54,6 +54,16 @@ def pid_namespace(pid):
         return None
 
 
+def hold_pid_namespace(pid):
+    """An open descriptor of ``pid``'s PID namespace, or None when it is gone. While it is
+    open the namespace, and so its ``pid:[<inode>]`` name, stays taken: the kernel gives a
+    freed namespace number to the next namespace made, maybe another cluster's node."""
+    try:
+        return os.open("/proc/%d/ns/pid" % pid, os.O_RDONLY)
+    except OSError:
+        return None
+
+
 def host_pids():
     """Every PID of this process's PID namespace."""
     return [int(name) for name in os.listdir("/proc") if name.isdigit()]
