@@ -17,7 +17,7 @@ import yaml
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
 MODULES = ["qmgr", "hook", "mom_config", "tolerate_node_failures", "cluster_info", "held_jobs", "accounting_report",
-           "offline_nodes"]
+           "offline_nodes", "controller_file"]
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,7 @@ IGNORED = shutil.ignore_patterns(".venv", ".git", "__pycache__", ".pytest_cache"
                                  ".lead", "*.pyc", "build", "output")
 GATES = os.path.join(REPO, "tests", "sanity", "gates.py")
 MODULES = ("qmgr", "hook", "mom_config", "tolerate_node_failures", "cluster_info",
-           "held_jobs", "accounting_report", "offline_nodes")
+           "held_jobs", "accounting_report", "offline_nodes", "controller_file")
 
 pytestmark = pytest.mark.sanity  # registered in tests/unit/plugins/conftest.py
 
