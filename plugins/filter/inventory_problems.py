@@ -8,7 +8,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 name: inventory_problems
 short_description: Every problem of the inventory's inputs of a playbook, for every host at once
-version_added: 0.1.0
+version_added: "0.2.0"
 author: hpc.pbs developers
 description:
   - >-
