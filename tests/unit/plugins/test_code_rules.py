@@ -3,6 +3,8 @@
 - one exit per module: in ``plugins/modules/*.py`` only ``main()`` calls ``exit_json`` /
   ``fail_json`` (the work functions return the result or raise ``ModuleError``), once each,
   and ``plugins/module_utils`` never does;
+- a module whose action plugin does all the work (``hpc.pbs.controller_file``) is its
+  documentation only: three strings, no code;
 - Python 3 classes: no ``class X(object)`` anywhere in ``plugins/``.
 """
 import ast
@@ -14,8 +16,11 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
     __file__)))))
 PLUGINS = os.path.join(REPO, "plugins")
 MODULES_DIR = os.path.join(PLUGINS, "modules")
+ACTION_DIR = os.path.join(PLUGINS, "action")
+# The documentation of an action plugin that runs no module (as ansible.builtin.debug's).
+ACTION_ONLY = ["controller_file.py"]
 MODULES = sorted(name for name in os.listdir(MODULES_DIR)
-                 if name.endswith(".py") and name != "__init__.py")
+                 if name.endswith(".py") and name != "__init__.py" and name not in ACTION_ONLY)
 EXITS = ("exit_json", "fail_json")
 MODULE_UTILS_DIR = os.path.join(PLUGINS, "module_utils")
 MODULE_UTILS = sorted(os.path.relpath(os.path.join(root, name), MODULE_UTILS_DIR)
@@ -90,6 +95,15 @@ def test_only_main_exits(name):
     outside = [call for call in calls if call[0] != "main"]
     assert not outside, "%s: exit_json / fail_json outside main(): %s" % (name, outside)
     assert any(call[1] == "exit_json" for call in calls), "%s: main() never exits" % name
+
+
+@pytest.mark.parametrize("name", ACTION_ONLY)
+def test_an_action_only_module_is_its_documentation_and_has_its_action_plugin(name):
+    tree = ast.parse(read(os.path.join(MODULES_DIR, name)))
+    assigned = [target.id for node in tree.body if isinstance(node, ast.Assign) for target in node.targets]
+    assert assigned == ["DOCUMENTATION", "EXAMPLES", "RETURN"] and len(tree.body) == 3, \
+        "%s: documentation only, its action plugin does the work" % name
+    assert os.path.isfile(os.path.join(ACTION_DIR, name)), "%s: no plugins/action/%s" % (name, name)
 
 
 @pytest.mark.parametrize("name", MODULE_UTILS)
