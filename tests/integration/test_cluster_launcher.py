@@ -15,7 +15,7 @@ import threading
 
 import pytest
 
-from launcher import cgroups, cli, down, procs, up
+from launcher import cgroups, cli, control, down, procs, up
 from launcher.common import ClusterError
 from launcher.workdir import Workdir
 
@@ -437,6 +437,35 @@ def test_up_with_daemons_creates_nodes_in_order_and_all_free(cluster_factory):
     assert nodes.count("state = free") == 2
     lock = cluster.exec("mom1", ["cat", "/var/spool/pbs/mom_priv/mom.lock"], check=True).stdout
     assert cluster.exec("mom1", ["kill", "-0", lock.strip()]).returncode == 0
+    cluster.down()
+
+
+def test_up_leaves_no_mom_without_its_sisters_addresses_restarting_one_that_lacks_them(cluster_factory, monkeypatch):
+    """Real OpenPBS: every mom has the other moms' addresses once the cluster is up (a mom
+    without them fails every job it is the primary mom of); a mom that lacks them is
+    restarted until it has them."""
+    cluster = cluster_factory(moms=2, daemons=True)
+    if not cluster.backend.startswith("openpbs"):
+        cluster.down()
+        pytest.skip("the mock's moms take any sister")
+    workdir, state = Workdir(cluster.workdir), state_of(cluster)
+    assert up.unknown_sisters(workdir, state) == {}
+    mom2 = [n["pbs_address"] for n in state["nodes"] if n["name"] == "mom2"]
+    before = control.mom_pid(workdir, "mom1")[1]
+    real = up.unknown_sisters
+
+    def mom1_lacks_mom2_until_restarted(workdir, state):
+        if control.mom_pid(workdir, "mom1")[1] == before:
+            return {"mom1": mom2}
+        return real(workdir, state)
+    monkeypatch.setattr(up, "unknown_sisters", mom1_lacks_mom2_until_restarted)
+    monkeypatch.setattr(up, "SISTERS_KNOWN_TIMEOUT", 1)
+    up.wait_moms_know_each_other(workdir, state, 60)
+    after = control.mom_pid(workdir, "mom1")[1]
+    assert after is not None and after != before
+    assert real(workdir, state) == {}
+    nodes = cluster.exec("pbs-server", ["pbsnodes", "-a"], check=True).stdout
+    assert nodes.count("state = free") == 2
     cluster.down()
 
 

@@ -1,5 +1,6 @@
 """Commands on a running cluster: ``exec``, ``stop-mom``, ``start-mom``, ``status``, and the
 internal ``_forward`` (the openpbs backend's ssh relay into a node)."""
+import argparse
 import os
 import signal
 import sys
@@ -89,6 +90,13 @@ def cmd_start_mom(args):
         raise ClusterError("pbs_mom on %s exited %d:\n%s" % (args.node, rc, output))
     log("started pbs_mom on %s" % args.node)
     return 0
+
+
+def restart_mom(workdir, node):
+    """Stop the node's pbs_mom (SIGTERM) and start it again: it says hello to the server
+    anew. ClusterError as ``stop-mom`` / ``start-mom``."""
+    cmd_stop_mom(argparse.Namespace(workdir=workdir.root, node=node, freeze=False))
+    cmd_start_mom(argparse.Namespace(workdir=workdir.root, node=node))
 
 
 def cmd_status(args):

@@ -3,6 +3,7 @@
 the server and wait until they are free, then write the inventory."""
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -131,6 +132,50 @@ def wait_nodes_free(workdir, moms, timeout):
             raise ClusterError(
                 "node %s not free within %ss (state = %s); pbsnodes -a said:\n%s\n"
                 "last lines of %s:\n%s" % (mom, timeout, state, last["output"].strip(), mom_log, tail(mom_log)))
+
+
+# pbs_mom logs each address the server sends it (its ReplyHello, IS_CLUSTER_ADDRS): a mom
+# takes a sister's reply to a job's join only from such an address.
+AUTHORIZED = re.compile(r"Adding IP address (\S+) as authorized")
+SISTERS_KNOWN_TIMEOUT = 10
+
+
+def unknown_sisters(workdir, state):
+    """{mom: sorted PBS addresses of the other moms that its mom log has not authorized}
+    for the moms of an openpbs cluster that lack some."""
+    moms = [n for n in state["nodes"] if n["role"] == "mom"]
+    missing = {}
+    for mom in moms:
+        directory = os.path.join(workdir.node(mom["name"]), "spool", "pbs", "mom_logs")
+        known = set()
+        for name in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
+            if name.isdigit():
+                with open(os.path.join(directory, name), errors="replace") as handle:
+                    known.update(AUTHORIZED.findall(handle.read()))
+        lacking = sorted(m["pbs_address"] for m in moms if m is not mom and m["pbs_address"] not in known)
+        if lacking:
+            missing[mom["name"]] = lacking
+    return missing
+
+
+def wait_moms_know_each_other(workdir, state, timeout):
+    """``--pbs openpbs``: wait until every mom has the addresses of the others. A mom whose
+    hello the server answered before the other moms' nodes were created may never get them
+    (the server's later IS_CLUSTER_ADDRS can miss it), and every job it is the primary mom
+    of then loses its sisters ("could not JOIN_JOB successfully"): such a mom's pbs_mom is
+    restarted once, so that its new hello brings every address. ClusterError naming the
+    moms that still lack some."""
+    from .control import restart_mom  # control imports this module
+    if wait_until(lambda: not unknown_sisters(workdir, state), SISTERS_KNOWN_TIMEOUT, 0.5):
+        return
+    lacking = unknown_sisters(workdir, state)
+    for mom, addresses in sorted(lacking.items()):
+        log("mom %s has not the addresses of %s: restarting its pbs_mom" % (mom, ", ".join(addresses)))
+        restart_mom(workdir, mom)
+    wait_nodes_free(workdir, sorted(lacking), timeout)
+    if not wait_until(lambda: not unknown_sisters(workdir, state), timeout, 0.5):
+        raise ClusterError("moms without the addresses of other moms after a restart: %s"
+                           % unknown_sisters(workdir, state))
 
 
 def start_real_nodes(workdir, state, nodes):
@@ -291,6 +336,8 @@ def cmd_up(args):
         _wait_sshd(workdir, nodes)
         if not args.no_daemons:
             _create_moms(workdir, nodes, args.timeout)
+            if pbs_root is not None:
+                wait_moms_know_each_other(workdir, state, args.timeout)
         write_inventory(workdir, nodes)
     except BaseException:
         _after_failed_start(workdir)
