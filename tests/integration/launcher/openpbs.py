@@ -41,9 +41,12 @@ SERVER_READY_TIMEOUT = 240.0
 MOM_CONFIG_EXTRA = "$usecp *:/home/ /home/\n"
 # pbs_habitat's data service set-up (pbs_db_utility) waits for ``pg_ctl status`` only, then
 # runs createdb, which on a loaded machine can still find no socket ("createdb: error:
-# connection to server on socket ... failed", seen once in a full test run); it removes
-# what it made, so the set-up is tried again, this many times in all, on that failure only.
-HABITAT_TRIES = 3
+# connection to server on socket ... failed", seen in full test runs, three tries in a row
+# failing within 3 s once); it removes what it made, so the set-up is tried again, this
+# many times in all, on that failure only, after a pause that grows with each try
+# (HABITAT_PAUSE seconds times the tries so far: 2, 4, 6, 8 s).
+HABITAT_TRIES = 5
+HABITAT_PAUSE = 2.0
 DATASERVICE_INIT_FAILED = "Error initializing the PBS dataservice"
 
 
@@ -190,6 +193,7 @@ def _run_habitat(env, log_path):
                 logged = handle.read()
             if attempt == HABITAT_TRIES or DATASERVICE_INIT_FAILED not in logged:
                 raise
+            time.sleep(HABITAT_PAUSE * attempt)
 
 
 def _make_postgres_run_dir():

@@ -31,6 +31,8 @@ def habitat(monkeypatch, tmp_path):
             raise openpbs.BackendError("%s exited 1; see %s" % (HABITAT, log_path))
 
     monkeypatch.setattr(openpbs, "_run", run)
+    fake.pauses = []
+    monkeypatch.setattr(openpbs.time, "sleep", fake.pauses.append)
     return fake
 
 
@@ -38,6 +40,7 @@ def test_a_failed_data_service_set_up_is_run_again(habitat):
     habitat.outcomes = [RACE, RACE, None]
     openpbs._run_habitat({}, habitat.log)
     assert len(habitat.runs) == 3
+    assert habitat.pauses == [openpbs.HABITAT_PAUSE, 2 * openpbs.HABITAT_PAUSE]  # a longer pause each time
 
 
 def test_it_gives_up_after_the_last_try(habitat):
