@@ -50,3 +50,19 @@ def test_the_hosts_to_check_are_found_once_not_once_per_host():
     assert len(finders) == 1, finders
     assert finders[0].get("run_once") is True, finders[0]
     assert "ansible.builtin.set_fact" in finders[0], finders[0]
+
+
+def test_a_bad_hook_config_is_refused_on_the_first_host_only_before_anything_changes(fake_pbs):
+    """The hook config is one value for the run (the server's): it is checked against its
+    JSON Schema on the first host that checks, as run_once would, not on every host whose
+    other inputs differ (mom2 here), and nothing is touched."""
+    inventory = "[pbs_server]\nsrv %s\n[pbs_mom]\nmom1 %s\nmom2 %s reliable_job_startup_job_launch_delay=5\n" % (
+        HOST, HOST, HOST)
+    rc, output, recap = run_local_playbook(fake_pbs, PLAYBOOK, inventory, {
+        "reliable_job_startup_pbs_conf_file": str(fake_pbs["conf"]), "reliable_job_startup_config": {"increment": 0}})
+    assert rc != 0, output
+    assert ("reliable_job_startup: reliable_job_startup_config is not a valid config of the "
+            "reliable_job_startup hook") in output, output
+    assert recap.get("srv") == 1 and recap.get("mom2") == 0, output  # mom2 checked its own values only
+    assert not fake_pbs["calls"].exists(), fake_pbs["calls"].read_text()
+    assert not fake_pbs["mom_config"].exists()

@@ -8,6 +8,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.hpc.pbs.plugins.filter.bundled_hook_problems import FilterModule, bundled_hook_problems
 from ansible_collections.hpc.pbs.plugins.filter import bundled_hook as bundled_hook_filter
+from ansible_collections.hpc.pbs.plugins.filter import bundled_hook_problems as bundled_hook_problems_module
 from ansible_collections.hpc.pbs.plugins.plugin_utils import bundled_hooks
 
 REPO = Path(__file__).resolve().parents[4]
@@ -79,8 +80,24 @@ def test_the_config_is_checked_merged_over_the_hooks_default_config(tmp_path, mo
         (hooks_dir / ("cray_atom" + suffix)).write_text(source.read_text())
     (hooks_dir / "cray_atom.json").write_text(json.dumps({"post_timeout": -5}))
     monkeypatch.setattr(bundled_hooks, "HOOKS_DIR", str(hooks_dir))
-    assert "post_timeout: -5 is less than" in bundled_hook_problems({"config": {}}, "cray_atom")[0]
+    (found,) = bundled_hook_problems({"config": {"delete_timeout": 5}}, "cray_atom")
+    assert "post_timeout: -5 is less than" in found
     assert bundled_hook_problems({"config": {"post_timeout": 5}}, "cray_atom") == []
+
+
+@pytest.mark.parametrize("config", [None, {}])
+def test_an_empty_config_is_the_default_config_and_is_not_checked_again(tmp_path, monkeypatch, config):
+    # The default config is checked by each hook's own test (test_*_schema.py); a run that
+    # leaves the config alone does not import jsonschema for it.
+    hooks_dir = tmp_path / "hooks"
+    hooks_dir.mkdir()
+    for suffix in (".py", ".json", ".schema.json"):
+        source = REPO / "files" / "hooks" / ("cray_atom" + suffix)
+        (hooks_dir / ("cray_atom" + suffix)).write_text(source.read_text())
+    (hooks_dir / "cray_atom.json").write_text(json.dumps({"post_timeout": -5}))
+    monkeypatch.setattr(bundled_hooks, "HOOKS_DIR", str(hooks_dir))
+    monkeypatch.setattr(bundled_hook_problems_module, "schema_errors", None)
+    assert bundled_hook_problems({"config": config}, "cray_atom") == []
 
 
 def test_a_config_that_is_not_a_dict_is_named():
