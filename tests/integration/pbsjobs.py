@@ -57,9 +57,13 @@ def write_node_file(cluster, node, path, text, mode="0644"):
 def install_hook(cluster, name, events, body, config=None, alarm=None, order=None, enabled=True):
     """Create (or re-create) site hook ``name`` for ``events`` (list of event names)
     with ``body`` (Python source text) and optional ``config`` (dict, imported as JSON),
-    ``alarm``/``order`` (ints), as an admin does with qmgr."""
+    ``alarm``/``order`` (ints), as an admin does with qmgr. A hook that is not to be
+    ``enabled`` is disabled before it gets its events, so that no job meets it meanwhile
+    (PBS creates a hook enabled)."""
     qmgr(cluster, "delete hook %s" % name, check=False)
     create_hook(cluster, name)
+    if not enabled:
+        qmgr(cluster, "set hook %s enabled = false" % name)
     qmgr(cluster, 'set hook %s event = "%s"' % (name, ",".join(events)))
     body_path = "%s/server_priv/hooks/tmp/%s.import.py" % (PBS_HOME, name)
     write_node_file(cluster, SERVER, body_path, body)
@@ -72,8 +76,6 @@ def install_hook(cluster, name, events, body, config=None, alarm=None, order=Non
         qmgr(cluster, "set hook %s alarm = %d" % (name, alarm))
     if order is not None:
         qmgr(cluster, "set hook %s order = %d" % (name, order))
-    if not enabled:
-        qmgr(cluster, "set hook %s enabled = false" % name)
 
 
 def create_hook(cluster, name, timeout=60):

@@ -1,6 +1,5 @@
 """Commands on a running cluster: ``exec``, ``stop-mom``, ``start-mom``, ``status``, and the
 internal ``_forward`` (the openpbs backend's ssh relay into a node)."""
-import argparse
 import os
 import signal
 import sys
@@ -39,64 +38,72 @@ def mom_pid(workdir, node):
     return ns_pid, host_pid if alive(host_pid) else None
 
 
-def cmd_stop_mom(args):
-    """``cluster stop-mom NODE [--freeze]``: SIGTERM the node's mom and wait until it is
-    gone (30 s), or with ``--freeze`` SIGSTOP it (state T within 10 s)."""
-    workdir = Workdir(args.workdir or default_workdir())
-    ns_pid, host_pid = mom_pid(workdir, args.node)
+def stop_mom(workdir, node, freeze=False):
+    """SIGTERM the node's pbs_mom and wait until it is gone (30 s), or with ``freeze``
+    SIGSTOP it (state T within 10 s). ClusterError when no mom runs or it does not stop."""
+    ns_pid, host_pid = mom_pid(workdir, node)
     if host_pid is None:
-        raise ClusterError("no running mom on %s (mom.lock: %s)" % (args.node, ns_pid))
-    if args.freeze:
+        raise ClusterError("no running mom on %s (mom.lock: %s)" % (node, ns_pid))
+    if freeze:
         try:
             os.kill(host_pid, signal.SIGSTOP)
         except ProcessLookupError:
-            raise ClusterError("mom %d on %s exited before it could be frozen" % (ns_pid, args.node))
+            raise ClusterError("mom %d on %s exited before it could be frozen" % (ns_pid, node))
         if not wait_until(lambda: proc_state(host_pid) in ("T", None), 10, 0.05):
-            raise ClusterError("mom %d on %s did not stop" % (ns_pid, args.node))
-        log("froze mom %d on %s" % (ns_pid, args.node))
-        return 0
+            raise ClusterError("mom %d on %s did not stop" % (ns_pid, node))
+        log("froze mom %d on %s" % (ns_pid, node))
+        return
     for sig in (signal.SIGTERM, signal.SIGCONT):  # a frozen mom must run to handle SIGTERM
         try:
             os.kill(host_pid, sig)
         except ProcessLookupError:
             break
     if not wait_until(lambda: not alive(host_pid), 30, 0.05):
-        raise ClusterError("mom %d on %s still running 30s after SIGTERM" % (ns_pid, args.node))
-    log("stopped mom %d on %s" % (ns_pid, args.node))
-    return 0
+        raise ClusterError("mom %d on %s still running 30s after SIGTERM" % (ns_pid, node))
+    log("stopped mom %d on %s" % (ns_pid, node))
 
 
-def cmd_start_mom(args):
-    """``cluster start-mom NODE``: SIGCONT a frozen mom, or start ``pbs_mom`` in the node
-    when none runs (output appended to the node's logs/daemons.log)."""
-    workdir = Workdir(args.workdir or default_workdir())
-    ns_pid, host_pid = mom_pid(workdir, args.node)
+def start_mom(workdir, node):
+    """SIGCONT a frozen pbs_mom, or start ``pbs_mom`` in the node when none runs (output
+    appended to the node's logs/daemons.log). ClusterError when it does not run."""
+    ns_pid, host_pid = mom_pid(workdir, node)
     if host_pid is not None:
         if proc_state(host_pid) in ("T", "t"):
             try:
                 os.kill(host_pid, signal.SIGCONT)
             except ProcessLookupError:
-                raise ClusterError("mom %d on %s exited while frozen" % (ns_pid, args.node))
+                raise ClusterError("mom %d on %s exited while frozen" % (ns_pid, node))
             if not wait_until(lambda: proc_state(host_pid) not in ("T", "t"), 10, 0.05):
-                raise ClusterError("mom %d on %s did not resume" % (ns_pid, args.node))
-            log("thawed mom %d on %s" % (ns_pid, args.node))
+                raise ClusterError("mom %d on %s did not resume" % (ns_pid, node))
+            log("thawed mom %d on %s" % (ns_pid, node))
         else:
-            log("mom %d on %s is already running" % (ns_pid, args.node))
-        return 0
-    log_path = os.path.join(workdir.node(args.node), "logs", "daemons.log")
-    argv = node_argv(workdir, args.node, [os.path.join(PBS_EXEC, "sbin", "pbs_mom")])
+            log("mom %d on %s is already running" % (ns_pid, node))
+        return
+    log_path = os.path.join(workdir.node(node), "logs", "daemons.log")
+    argv = node_argv(workdir, node, [os.path.join(PBS_EXEC, "sbin", "pbs_mom")])
     rc, output = start_daemon(argv, log_path, clean_env())
     if rc != 0:
-        raise ClusterError("pbs_mom on %s exited %d:\n%s" % (args.node, rc, output))
-    log("started pbs_mom on %s" % args.node)
-    return 0
+        raise ClusterError("pbs_mom on %s exited %d:\n%s" % (node, rc, output))
+    log("started pbs_mom on %s" % node)
 
 
 def restart_mom(workdir, node):
     """Stop the node's pbs_mom (SIGTERM) and start it again: it says hello to the server
-    anew. ClusterError as ``stop-mom`` / ``start-mom``."""
-    cmd_stop_mom(argparse.Namespace(workdir=workdir.root, node=node, freeze=False))
-    cmd_start_mom(argparse.Namespace(workdir=workdir.root, node=node))
+    anew. ClusterError as :func:`stop_mom` / :func:`start_mom`."""
+    stop_mom(workdir, node)
+    start_mom(workdir, node)
+
+
+def cmd_stop_mom(args):
+    """``cluster stop-mom NODE [--freeze]``: :func:`stop_mom`."""
+    stop_mom(Workdir(args.workdir or default_workdir()), args.node, freeze=args.freeze)
+    return 0
+
+
+def cmd_start_mom(args):
+    """``cluster start-mom NODE``: :func:`start_mom`."""
+    start_mom(Workdir(args.workdir or default_workdir()), args.node)
+    return 0
 
 
 def cmd_status(args):

@@ -69,22 +69,24 @@ def host_pids():
     return [int(name) for name in os.listdir("/proc") if name.isdigit()]
 
 
+def is_node_process(pid, workdir, kinds=("_node-init", "_forward")):
+    """True if host PID ``pid``'s command line is a ``_node-init`` (or its ``unshare``) or
+    an ssh ``_forward`` of ``workdir`` (a :class:`~launcher.workdir.Workdir`)."""
+    argv = proc_cmdline(pid)
+    if not any(kind in argv for kind in kinds) or "--workdir" not in argv:
+        return False
+    index = argv.index("--workdir")
+    return index + 1 < len(argv) and argv[index + 1] == workdir.root
+
+
 def node_processes(workdir, kinds=("_node-init", "_forward")):
-    """Host PIDs whose command line is a ``_node-init`` (or its ``unshare``) or an ssh
-    ``_forward`` of ``workdir`` (a :class:`~launcher.workdir.Workdir`)."""
-    found = []
-    for pid in host_pids():
-        argv = proc_cmdline(pid)
-        if any(kind in argv for kind in kinds) and "--workdir" in argv:
-            index = argv.index("--workdir")
-            if index + 1 < len(argv) and argv[index + 1] == workdir.root:
-                found.append(pid)
-    return found
+    """Host PIDs of :func:`is_node_process`."""
+    return [pid for pid in host_pids() if is_node_process(pid, workdir, kinds)]
 
 
 def is_node_init(pid, workdir):
     """True if host PID ``pid`` is a live node init of ``workdir`` (guards against PID reuse)."""
-    return bool(pid) and alive(pid) and pid in node_processes(workdir, ("_node-init",)) \
+    return bool(pid) and alive(pid) and is_node_process(pid, workdir, ("_node-init",)) \
         and pid_namespace(pid) != pid_namespace(os.getpid())
 
 
