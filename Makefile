@@ -74,10 +74,12 @@ lint-docs: venv collection
 # `ansible -m ping` on 8, 32 and 64 moms, mock and real OpenPBS (skipped, and said so,
 # without its build), and 128 and 256 moms on the mock: wall medians, qmgr calls, SSH round
 # trips per host, controller CPU, per-mom growth, moms per minute and the projection to
-# 2,500 and 10,000 moms, written into docs/performance.md (about 2 hours on 2 cores). Method:
+# 2,500 and 10,000 moms, written into docs/performance.md (about 1.5 hours on 2 cores: one
+# timed run of each kind at the mock-only sizes, where a run takes 0.5-1.5 min and 3 runs of
+# a kind differed by 4-6 % at 128 moms). Method:
 # docs/performance.md. BENCH_ARGS replaces the whole matrix, e.g.
 # `make bench BENCH_ARGS="--moms 8 --backend mock --repeat 1"`.
-BENCH_ARGS ?= --moms 8,32,64 --mock-moms 128,256 --backend mock,openpbs --repeat 3 --write-doc docs/performance.md
+BENCH_ARGS ?= --moms 8,32,64 --mock-moms 128,256 --backend mock,openpbs --repeat 3 --mock-repeat 1 --write-doc docs/performance.md
 bench: deps venv collection openpbs
 	$(PY) tests/benchmark/bench_rollout.py $(BENCH_ARGS)
 

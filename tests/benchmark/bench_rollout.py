@@ -5,7 +5,7 @@ Not a test: it measures and reports, it asserts nothing.
 Usage::
 
     bench_rollout.py [--moms 8,32,64] [--mock-moms 128,256] [--backend mock,openpbs] [--repeat 3]
-                     [--workdir DIR] [--keep] [--json FILE] [--write-doc FILE]
+                     [--mock-repeat 1] [--workdir DIR] [--keep] [--json FILE] [--write-doc FILE]
                      [--scenario playbooks|rollout] [--tree DIR]
 
 For each backend and each number of moms (``--moms``; on the mock also ``--mock-moms``: the
@@ -50,7 +50,8 @@ playbooks and the collection of another checkout (for example a ``git worktree``
 commit before a change), so that before and after are measured by the same script.
 
 Each run kind is run once counted (``-vvv``) and then, except the first run, ``--repeat``
-times timed (without ``-v``), each timed run followed by a ping (the pings' median is the
+times timed (without ``-v``; ``--mock-repeat`` times at the ``--mock-moms`` sizes, where a
+run takes half a minute or more), each timed run followed by a ping (the pings' median is the
 reference of the ratios). Every run gets a fresh ``ANSIBLE_SSH_CONTROL_PATH_DIR``, so each
 pays for its connections. The first run's wall time is its counted run.
 
@@ -473,6 +474,12 @@ def measure_rollout(workdir, inventory, moms, repeat, phases):
     return runs
 
 
+def repeat_for(args, moms):
+    """The timed runs of each kind at ``moms``: ``--repeat`` at the ``--moms`` sizes,
+    ``--mock-repeat`` at the mock-only ones."""
+    return args.repeat if moms in args.moms else args.mock_repeat
+
+
 def bench_cluster(backend, moms, args, keep):
     """Start, measure and (unless ``keep``) stop one cluster: its entry of the results."""
     cluster = dict(moms=moms, error=None, phases={}, runs={})
@@ -481,7 +488,7 @@ def bench_cluster(backend, moms, args, keep):
         inventory = launcher(args.workdir, "up", "--pbs", backend, "--moms", str(moms)).strip()
         cluster["phases"]["cluster up"] = round(time.monotonic() - start, 1)
         measure = measure_rollout if args.scenario == "rollout" else measure_cluster
-        cluster["runs"] = measure(args.workdir, inventory, moms, args.repeat, cluster["phases"])
+        cluster["runs"] = measure(args.workdir, inventory, moms, repeat_for(args, moms), cluster["phases"])
     except (BenchError, subprocess.CalledProcessError) as exc:
         cluster["error"] = str(exc)
         sys.stderr.write("%s, %d moms: %s\n" % (backend, moms, exc))
@@ -521,6 +528,8 @@ def parse_args(argv):
     parser.add_argument("--backend", type=backend_list, default=["mock"],
                         help="mock, openpbs or both: mock,openpbs")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs of each kind")
+    parser.add_argument("--mock-repeat", type=int, default=None,
+                        help="timed runs of each kind at the --mock-moms sizes (default: --repeat)")
     parser.add_argument("--workdir", default=os.environ.get("HPC_PBS_CLUSTER_DIR")
                         or os.path.join(REPO, ".cluster"))
     parser.add_argument("--keep", action="store_true", help="leave the last cluster running")
@@ -535,8 +544,10 @@ def parse_args(argv):
     args.tree = os.path.abspath(args.tree)
     if not os.path.isfile(os.path.join(args.tree, "playbooks", "rollout.yml")):
         parser.error("--tree %s holds no playbooks/rollout.yml" % args.tree)
-    if args.repeat < 1:
-        parser.error("--repeat must be at least 1")
+    if args.mock_repeat is None:
+        args.mock_repeat = args.repeat
+    if args.repeat < 1 or args.mock_repeat < 1:
+        parser.error("--repeat and --mock-repeat must be at least 1")
     return args
 
 

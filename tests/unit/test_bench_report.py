@@ -210,6 +210,14 @@ def test_round_trips_per_host_from_vvv_exec_lines():
     assert bench_rollout.round_trips_per_host(output, roles) == dict(server=2.0, mom=1.5)
 
 
+def test_the_mock_only_sizes_take_mock_repeat_timed_runs_and_the_others_repeat():
+    import bench_rollout
+    args = bench_rollout.parse_args(["--moms", "8,32", "--mock-moms", "128,256", "--repeat", "3", "--mock-repeat", "1"])
+    assert [bench_rollout.repeat_for(args, moms) for moms in (8, 32, 128, 256)] == [3, 3, 1, 1]
+    args = bench_rollout.parse_args(["--moms", "8", "--mock-moms", "128", "--repeat", "2"])
+    assert [bench_rollout.repeat_for(args, moms) for moms in (8, 128)] == [2, 2]
+
+
 # ------------------------------------------------------------------ --scenario rollout
 
 def rollout_cluster(moms, batches, server_trips, qmgr, work_seconds, ping_seconds):
