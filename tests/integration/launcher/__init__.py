@@ -16,7 +16,8 @@ daemons of ``mockpbs``; ``openpbs`` runs a real OpenPBS built by ``tests/openpbs
 with every node also in a network namespace of its own (see ``launcher/openpbs.py``).
 
 Nodes: ``pbs-server`` at 127.0.1.10 and ``mom1..momN`` at 127.0.1.11, .12, ...
-(``HPC_PBS_CLUSTER_NET=127.0.2`` moves them to another loopback /24).  Each node is
+(``HPC_PBS_CLUSTER_NET=127.0.2`` moves them to another loopback /24); past 127.0.1.254
+the moms go on at 127.0.2.1 (a cluster of more than 244 moms also takes the next /24).  Each node is
 ``unshare --mount --uts --ipc --pid --fork --mount-proc`` running ``cluster _node-init`` as its
 PID 1, which bind-mounts per-node copies over whole directories (``/etc``, ``/var/spool``,
 ``/opt``, ``/root``), a cluster-wide ``/home`` and a tmpfs on ``/run``, sets the host name,

@@ -1,17 +1,33 @@
 """The cluster's work dir (layout in the package docstring): paths, ``state.json``, the lock
 that serializes launchers, atomic file writes, and the nodes' names and addresses."""
 import fcntl
+import ipaddress
 import json
 import os
 
-from .common import ADDRESS_PREFIX, REPO, SERVER_NAME, SERVER_OCTET, log
+from .common import ADDRESS_PREFIX, REPO, SERVER_NAME, SERVER_OCTET, ClusterError, log
+
+
+def node_address(index):
+    """The loopback address of node ``index`` (0: the server, N: momN): the server at
+    ``<HPC_PBS_CLUSTER_NET>.10``, the moms after it, on into the next /24 past ``.254``
+    (``.0`` and ``.255`` are skipped), so that a cluster of more than 244 moms also takes
+    the /24 after its own."""
+    prefix = ipaddress.IPv4Address(ADDRESS_PREFIX + "0")
+    per_net = 254  # .1 ... .254 of each /24
+    offset = SERVER_OCTET - 1 + index
+    address = prefix + (offset // per_net) * 256 + offset % per_net + 1
+    if not address.is_loopback:
+        raise ClusterError("node %d of a cluster on %s would be at %s, outside loopback"
+                         % (index, ADDRESS_PREFIX.rstrip("."), address))
+    return str(address)
 
 
 def node_names(moms):
     """Return ``[(name, address, role)]`` for the server and ``moms`` mom nodes."""
-    nodes = [(SERVER_NAME, ADDRESS_PREFIX + str(SERVER_OCTET), "server")]
+    nodes = [(SERVER_NAME, node_address(0), "server")]
     for index in range(1, moms + 1):
-        nodes.append(("mom%d" % index, ADDRESS_PREFIX + str(SERVER_OCTET + index), "mom"))
+        nodes.append(("mom%d" % index, node_address(index), "mom"))
     return nodes
 
 
