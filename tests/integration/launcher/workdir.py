@@ -19,7 +19,7 @@ def node_address(index):
     address = prefix + (offset // per_net) * 256 + offset % per_net + 1
     if not address.is_loopback:
         raise ClusterError("node %d of a cluster on %s would be at %s, outside loopback"
-                         % (index, ADDRESS_PREFIX.rstrip("."), address))
+                           % (index, ADDRESS_PREFIX.rstrip("."), address))
     return str(address)
 
 
