@@ -146,7 +146,7 @@ def bundled_hook_problems(settings, hook, prefix=None):
             # An empty config is the default config alone, which the collection's tests check
             # against the schema: importing jsonschema for it would cost every run ~50 ms.
             merged = dict(defaults)
-            merged.update(config or {})
+            merged.update(config)
             try:
                 errors = schema_errors(merged, schema)
             except JsonSchemaError as err:
