@@ -72,7 +72,10 @@ def test_a_config_that_breaks_the_schema_is_named_with_the_schema(hook, config, 
     assert problem in found
 
 
-def test_the_config_is_checked_merged_over_the_hooks_default_config(tmp_path, monkeypatch):
+@pytest.fixture
+def invalid_cray_atom_default(tmp_path, monkeypatch):
+    """The bundled hooks dir replaced by a copy of cray_atom's files whose default config
+    breaks its schema (post_timeout -5)."""
     hooks_dir = tmp_path / "hooks"
     hooks_dir.mkdir()
     for suffix in (".py", ".json", ".schema.json"):
@@ -80,22 +83,20 @@ def test_the_config_is_checked_merged_over_the_hooks_default_config(tmp_path, mo
         (hooks_dir / ("cray_atom" + suffix)).write_text(source.read_text())
     (hooks_dir / "cray_atom.json").write_text(json.dumps({"post_timeout": -5}))
     monkeypatch.setattr(bundled_hooks, "HOOKS_DIR", str(hooks_dir))
+
+
+@pytest.mark.usefixtures("invalid_cray_atom_default")
+def test_the_config_is_checked_merged_over_the_hooks_default_config():
     (found,) = bundled_hook_problems({"config": {"delete_timeout": 5}}, "cray_atom")
     assert "post_timeout: -5 is less than" in found
     assert bundled_hook_problems({"config": {"post_timeout": 5}}, "cray_atom") == []
 
 
+@pytest.mark.usefixtures("invalid_cray_atom_default")
 @pytest.mark.parametrize("config", [None, {}])
-def test_an_empty_config_is_the_default_config_and_is_not_checked_again(tmp_path, monkeypatch, config):
+def test_an_empty_config_is_the_default_config_and_is_not_checked_again(monkeypatch, config):
     # The default config is checked by each hook's own test (test_*_schema.py); a run that
     # leaves the config alone does not import jsonschema for it.
-    hooks_dir = tmp_path / "hooks"
-    hooks_dir.mkdir()
-    for suffix in (".py", ".json", ".schema.json"):
-        source = REPO / "files" / "hooks" / ("cray_atom" + suffix)
-        (hooks_dir / ("cray_atom" + suffix)).write_text(source.read_text())
-    (hooks_dir / "cray_atom.json").write_text(json.dumps({"post_timeout": -5}))
-    monkeypatch.setattr(bundled_hooks, "HOOKS_DIR", str(hooks_dir))
     monkeypatch.setattr(bundled_hook_problems_module, "schema_errors", None)
     assert bundled_hook_problems({"config": config}, "cray_atom") == []
 
