@@ -69,13 +69,19 @@ def install_hook(cluster, name, events, body, config=None, alarm=None, order=Non
     write_node_file(cluster, SERVER, body_path, body)
     qmgr(cluster, "import hook %s application/x-python default %s" % (name, body_path))
     if config is not None:
-        config_path = "%s/server_priv/hooks/tmp/%s.import.json" % (PBS_HOME, name)
-        write_node_file(cluster, SERVER, config_path, json.dumps(config))
-        qmgr(cluster, "import hook %s application/x-config default %s" % (name, config_path))
+        import_hook_config(cluster, name, config)
     if alarm is not None:
         qmgr(cluster, "set hook %s alarm = %d" % (name, alarm))
     if order is not None:
         qmgr(cluster, "set hook %s order = %d" % (name, order))
+
+
+def import_hook_config(cluster, name, config):
+    """Import ``config`` (dict, as JSON) as site hook ``name``'s config file, as an admin
+    does with qmgr; the hook itself is left as it is."""
+    config_path = "%s/server_priv/hooks/tmp/%s.import.json" % (PBS_HOME, name)
+    write_node_file(cluster, SERVER, config_path, json.dumps(config))
+    qmgr(cluster, "import hook %s application/x-config default %s" % (name, config_path))
 
 
 def create_hook(cluster, name, timeout=60):

@@ -7,6 +7,10 @@ with the hook's message naming the file's key and the rule (the generated valida
 body, not the roles' check on the controller: the config is imported with qmgr here); a
 good one pads the job. Only queuejob runs: no scheduling cycle, the padded job stays queued
 on the single mom and is deleted.
+
+pbs_server runs every queuejob event in one long-lived interpreter, where the hook keeps the
+last config it checked (``checked_configs``): a config imported again while the hook stays
+must still be the one the next qsub gets.
 """
 import pytest
 
@@ -33,5 +37,30 @@ def test_a_config_out_of_the_schema_fails_qsub_naming_the_key_and_a_good_one_pad
             assert attrs["Resource_List.site"] == "1:ncpus=1+2:ncpus=1", attrs
         finally:
             pbsjobs.qdel(pbs_cluster, jobid)
+    finally:
+        pbsjobs.delete_hook(pbs_cluster, "reliable_job_startup")
+
+
+def _padded_select(cluster, select):
+    jobid = pbsjobs.qsub(cluster, ["-l", "select=" + select, "--", "/bin/sleep", "60"])
+    try:
+        return pbsjobs.qstat_f(cluster, jobid)["Resource_List.select"]
+    finally:
+        pbsjobs.qdel(cluster, jobid)
+
+
+def test_each_config_imported_while_the_hook_stays_is_the_one_the_next_qsub_gets(pbs_cluster):
+    try:
+        pbsjobs.install_bundled_hook(pbs_cluster, config={"increment": 1})
+        assert _padded_select(pbs_cluster, "1:ncpus=1+1:ncpus=1") == "1:ncpus=1+2:ncpus=1"
+        assert _padded_select(pbs_cluster, "1:ncpus=1+1:ncpus=1") == "1:ncpus=1+2:ncpus=1"
+        pbsjobs.import_hook_config(pbs_cluster, "reliable_job_startup", {"increment": 3})
+        assert _padded_select(pbs_cluster, "1:ncpus=1+1:ncpus=1") == "1:ncpus=1+4:ncpus=1"
+        pbsjobs.import_hook_config(pbs_cluster, "reliable_job_startup", {"increment": "abc%"})
+        refused = pbsjobs.qsub(pbs_cluster, ["-l", "select=2:ncpus=1", "--", "/bin/sleep", "60"], check=False)
+        assert refused.returncode != 0
+        assert "increment must be" in refused.stdout + refused.stderr
+        pbsjobs.import_hook_config(pbs_cluster, "reliable_job_startup", {"increment": 1})
+        assert _padded_select(pbs_cluster, "1:ncpus=1+1:ncpus=1") == "1:ncpus=1+2:ncpus=1"
     finally:
         pbsjobs.delete_hook(pbs_cluster, "reliable_job_startup")
