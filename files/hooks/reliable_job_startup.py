@@ -44,6 +44,12 @@ A config file that is not valid JSON or breaks the rules above makes the hook re
 event with a message naming the file and the problem; at execjob_launch the job is also
 held (``s``) and requeued so that it is not lost while the config is fixed.
 
+pbs_server runs every queuejob event in one long-lived interpreter: there the hook keeps the
+last config that passed its checks (and its ConfigError class) in the module object
+``sys.modules["_reliable_job_startup_state"]`` (:func:`hook_state`) and reads the config
+file on every event, but parses and checks it again only when the file's path or text, or
+the hook body, changed.
+
 Whatever ``release_nodes()`` returns is kept referenced until the hook ends
 (``RELEASE_NODES_RESULTS``): pbs_python returns the job without taking a reference to it,
 so a dropped result frees the job under ``pbs.event()`` and pbs_python crashes as the hook
