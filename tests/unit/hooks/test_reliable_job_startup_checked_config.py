@@ -89,7 +89,7 @@ def test_a_config_that_fails_its_checks_is_never_kept(counted, config_file):
     hook, checked = counted(HOOK_BODY, path)
     hook.load_config()
     config_file({"increment": 0})
-    for _ in range(2):
+    for _attempt in range(2):
         with pytest.raises(hook.ConfigError, match="increment must be"):
             hook.load_config()
     assert checked == [{"increment": 2}, {"increment": 0}, {"increment": 0}]
