@@ -9,7 +9,7 @@ good one pads the job. Only queuejob runs: no scheduling cycle, the padded job s
 on the single mom and is deleted.
 
 pbs_server runs every queuejob event in one long-lived interpreter, where the hook keeps the
-last config it checked (``checked_configs``): a config imported again while the hook stays
+last config it checked (``hook_state()``): a config imported again while the hook stays
 must still be the one the next qsub gets.
 """
 import pytest
