@@ -28,12 +28,13 @@ def test_qsub_argv_is_a_held_job_with_the_padded_select_and_an_array_when_asked(
 
 
 def rounds():
-    # ms per qsub and per array qsub, three rounds (the second one slower throughout)
+    # ms per qsub and per array qsub, three rounds (the second one slower throughout); the
+    # server's CPU per qsub a tenth of the wall time
     def one(none, empty, bundled, candidate=None):
         values = {"no hook": none, "empty hook": empty, "bundled hook": bundled}
         if candidate is not None:
             values[bench_qsub.CANDIDATE] = candidate
-        return dict((k, {"job_ms": v, "array_ms": 2 * v}) for k, v in values.items())
+        return dict((k, {"job_ms": v, "array_ms": 2 * v, "server_cpu_ms": v / 10}) for k, v in values.items())
     return [one(5.0, 8.0, 10.0, 8.2), one(10.0, 16.0, 16.8, 16.4), one(4.0, 8.0, 9.0, 8.0)]
 
 
@@ -47,7 +48,11 @@ def test_summarize_gives_paired_differences_and_throughput_over_rounds():
     assert summary["throughput_vs_none"]["min"] == pytest.approx(4.0 / 9.0)
     assert summary["settings"]["empty hook"]["job_ms"] == {"median": 8.0, "min": 8.0, "max": 16.0}
     assert summary["met"] is False  # 0.889 < 0.95
+    assert summary["server_cpu_any_hook_ms"] == pytest.approx({"median": 0.4, "min": 0.3, "max": 0.6})
+    assert summary["server_cpu_bundled_adds_ms"] == pytest.approx({"median": 0.1, "min": 0.08, "max": 0.2})
+    assert summary["settings"]["bundled hook"]["server_cpu_ms"] == pytest.approx({"median": 1.0, "min": 0.9, "max": 1.68})
     assert summary["candidate_adds_ms"] == pytest.approx({"median": 0.2, "min": 0.0, "max": 0.4})
+    assert summary["server_cpu_candidate_adds_ms"] == pytest.approx({"median": 0.02, "min": 0.0, "max": 0.04})
     assert summary["candidate_met"] is True  # median 8/8.2 = 0.976
     assert bench_qsub.CANDIDATE in summary["settings"]
 
@@ -70,6 +75,9 @@ def test_markdown_states_the_target_and_the_candidate():
     assert "Candidate (`/tmp/x.py`) ÷ empty >= 0.95: met." in text
     assert "| the bundled hook's own cost (bundled - empty), ms per qsub | 1.00 (0.80-2.00) |" in text
     assert "| candidate hook |" in text
+    assert "| bundled hook | 10.00 (9.00-16.80) | 20.00 (18.00-33.60) | 1.000 (0.900-1.680) |" in text
+    assert "| the bundled hook's own cost, pbs_server CPU ms per qsub | 0.100 (0.080-0.200) |" in text
+    assert "| the candidate hook's own cost, pbs_server CPU ms per qsub | 0.020 (0.000-0.040) |" in text
 
 
 QSTAT = """Job Id: 12.pbs-server
