@@ -8,9 +8,10 @@ body, not the roles' check on the controller: the config is imported with qmgr h
 good one pads the job. Only queuejob runs: no scheduling cycle, the padded job stays queued
 on the single mom and is deleted.
 
-pbs_server runs every queuejob event in one long-lived interpreter, where the hook keeps the
-last config it checked (``hook_state()``): a config imported again while the hook stays
-must still be the one the next qsub gets.
+pbs_server runs every queuejob event in one long-lived interpreter (so does the mock's,
+``mockpbs.server.hook_interpreter``), where the hook keeps the last config it checked
+(``hook_state()``): a config imported again while the hook stays must still be the one the
+next qsub gets.
 """
 import pytest
 

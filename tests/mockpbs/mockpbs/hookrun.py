@@ -21,7 +21,7 @@ from mockpbs import pbs as pbs_module
 from mockpbs import pbslog
 
 DEFAULT_ALARM = 30
-_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(mockpbs.__file__)))
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(mockpbs.__file__)))
 
 
 CRASH_MESSAGE = ("pbs_python killed by signal 11 (SIGSEGV) as the hook ended: the job object "
@@ -30,7 +30,7 @@ CRASH_MESSAGE = ("pbs_python killed by signal 11 (SIGSEGV) as the hook ended: th
                  "module-level name, until the hook ends)")
 
 
-def _rejected(reject_msg=None, exception=None, alarm=False, logs=None, crashed=False):
+def rejected(reject_msg=None, exception=None, alarm=False, logs=None, crashed=False):
     return {"accepted": False, "reject_msg": reject_msg, "exception": exception, "alarm": alarm,
             "crashed": crashed, "job": {}, "rerun": False, "delete": False, "vnodes": {},
             "logs": logs or []}
@@ -65,7 +65,7 @@ def run_hook(hook, event, context, pbs_home, log=None):
     """
     alarm = int(hook.get("alarm") or DEFAULT_ALARM)
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (PACKAGE_PARENT, env.get("PYTHONPATH")) if p)
     env["PBS_HOME"] = pbs_home
     if hook.get("config"):
         env["PBS_HOOK_CONFIG_FILE"] = hook["config"]
@@ -80,12 +80,12 @@ def run_hook(hook, event, context, pbs_home, log=None):
     except subprocess.TimeoutExpired:
         process.kill()
         process.communicate()
-        return _rejected(alarm=True)
+        return rejected(alarm=True)
     try:
         result = json.loads(stdout.decode())
     except ValueError:
-        return _rejected(exception="hook runner exited %s without a result\n%s"
-                         % (process.returncode, stderr.decode(errors="replace")))
+        return rejected(exception="hook runner exited %s without a result\n%s"
+                        % (process.returncode, stderr.decode(errors="replace")))
     if log is not None:
         for event_class, objtype, objname, message in result.get("logs", []):
             log.record(event_class, objtype, objname, message)
@@ -113,18 +113,23 @@ def uncaught_exception_lines(exc, hook_name, event):
     return lines
 
 
-def execute(hook, event, context):
-    """Child side: run the hook body in this process and return the result dict."""
+def compile_body(hook):
+    """The hook's body (``hook["body"]``, a path) read and compiled."""
+    with open(hook["body"]) as handle:
+        return compile(handle.read(), hook["body"], "exec")
+
+
+def execute(hook, event, context, compiled=compile_body):
+    """Child side: run the hook body in this process and return the result dict.
+    ``compiled(hook)``: its code object (an error it raises rejects the event, as an
+    exception of the hook's own does)."""
     pbs_module._start(hook, event, context)
     sys.modules["pbs"] = pbs_module
     result = {"accepted": True, "reject_msg": None, "exception": None, "alarm": False, "crashed": False}
     # The hook's module namespace lives until its results are taken, as pbs_python keeps it.
     namespace = {"__name__": "builtins", "__builtins__": builtins}
     try:
-        with open(hook["body"]) as handle:
-            source = handle.read()
-        code = compile(source, hook["body"], "exec")
-        exec(code, namespace)
+        exec(compiled(hook), namespace)
     except SystemExit:
         # accept()/reject() end the hook this way; so does a bare sys.exit() in the hook.
         pass
@@ -134,7 +139,7 @@ def execute(hook, event, context):
         if event in EXCEPTION_LOGGING_EVENTS:
             pbs_module._current.logs.extend(uncaught_exception_lines(exc, hook.get("name", ""), event))
     if pbs_module._job_freed():
-        return _rejected(exception=CRASH_MESSAGE, crashed=True, logs=list(pbs_module._current.logs))
+        return rejected(exception=CRASH_MESSAGE, crashed=True, logs=list(pbs_module._current.logs))
     result["accepted"] = bool(pbs_module._current.accepted)
     result["reject_msg"] = None if result["accepted"] else pbs_module._current.reject_msg
     result.update(pbs_module._outcome())

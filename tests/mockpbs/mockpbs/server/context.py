@@ -57,6 +57,20 @@ class ServerContext:
         # notified (under the state lock) whenever a running job is accepted, requeued or ends
         self.job_changed = threading.Condition(self.state.lock)
         self.pending_hellos = {}   # node name -> mom_hello of a mom whose node does not exist yet
+        self._hook_interpreter = None
+
+    def hook_interpreter(self):
+        """The server's hook interpreter (:mod:`mockpbs.server.hook_interpreter`), made at
+        the first server hook event: a server without hooks starts no child."""
+        if self._hook_interpreter is None:
+            from mockpbs.server import hook_interpreter  # pylint: disable=import-outside-toplevel
+            self._hook_interpreter = hook_interpreter.HookInterpreter(self.state.pbs_home, log=self.log)
+        return self._hook_interpreter
+
+    def close(self):
+        """End what the server started besides its threads: the hook interpreter's child."""
+        if self._hook_interpreter is not None:
+            self._hook_interpreter.close()
 
     @property
     def lock(self):

@@ -64,6 +64,7 @@ class ServerDaemon:
             self._listener.shutdown()
             self._listener.server_close()
         self.scheduler.stop()
+        self.core.close()
         with self.core.lock:
             self.core.state.save()
         self.core.log.svr(pbslog.PBSEVENT_SYSTEM, "Server@%s" % self.core.host, "Server shutdown")

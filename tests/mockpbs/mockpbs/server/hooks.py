@@ -220,10 +220,10 @@ def sorted_hooks(ctx, event):
 
 def _run_server_hook(ctx, hook, values, event, job, requestor):
     """Run ``hook`` (effective attributes ``values``) for server ``event`` on ``job``
-    (dict), asked by ``requestor`` = ``(user, host)``; the result dict of
-    :func:`mockpbs.hookrun.run_hook` (``accepted``, ``reject_msg``, ``alarm``,
+    (dict), asked by ``requestor`` = ``(user, host)``, in the server's long-lived hook
+    interpreter (:class:`mockpbs.server.hook_interpreter.HookInterpreter`); the result dict
+    of :func:`mockpbs.hookrun.run_hook` (``accepted``, ``reject_msg``, ``alarm``,
     ``exception``, ``job``: the hook's changes)."""
-    from mockpbs import hookrun  # imported late: a server without hooks does not need it
 
     hook_context = {
         "job": context.public_job(job), "vnode_list": {}, "vnode_list_fail": {}, "env": {},
@@ -236,7 +236,9 @@ def _run_server_hook(ctx, hook, values, event, job, requestor):
             if ctx.state.read_hook_file(hook.name, "CF") is not None else None,
             "alarm": int(values.get("alarm", "30")), "user": values.get("user"),
             "debug": values.get("debug") == "true"}
-    return hookrun.run_hook(spec, event, hook_context, ctx.state.pbs_home, log=ctx.log)
+    return ctx.hook_interpreter().run(spec, event, hook_context,
+                                      script_version=ctx.state.script_versions.get(hook.name, 0),
+                                      server_attributes=ctx.state.server)
 
 
 def run_queuejob_hooks(ctx, job, message):

@@ -171,6 +171,7 @@ class State:
         self.jobs = {}           # id -> job dict (PROTOCOL.md shape plus private "_" keys)
         self.next_seq = 0
         self.hooks = {}          # name -> Hook
+        self.script_versions = {}  # hook name -> times its .PY was written (this run)
         self.pending_delete = set()
         # changes whenever default_qsub_arguments changes; qsub's cache presents the
         # version it holds and gets PBSE_FORCE_QSUB_UPDATE when it is stale
@@ -232,6 +233,8 @@ class State:
 
     # hook files --------------------------------------------------------------
     def write_hook_file(self, name, ext, text):
+        if ext == "PY":  # a script imported anew is compiled anew (server/hook_interpreter.py)
+            self.script_versions[name] = self.script_versions.get(name, 0) + 1
         path = self.hook_path(name, ext)
         with open(path, "w") as handle:
             handle.write(text)

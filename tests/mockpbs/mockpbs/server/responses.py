@@ -80,6 +80,10 @@ class ServerCore:
         reply.setdefault("ok", True)
         return reply
 
+    def close(self):
+        """End the server's hook interpreter (:meth:`context.ServerContext.close`)."""
+        self.ctx.close()
+
     def schedule_cycle(self):
         """One scheduling cycle (:func:`runloop.schedule_cycle`): the ids of the jobs sent."""
         return runloop.schedule_cycle(self.ctx)
