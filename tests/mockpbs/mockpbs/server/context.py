@@ -58,19 +58,23 @@ class ServerContext:
         self.job_changed = threading.Condition(self.state.lock)
         self.pending_hellos = {}   # node name -> mom_hello of a mom whose node does not exist yet
         self._hook_interpreter = None
+        self._hook_interpreter_made = threading.Lock()
 
     def hook_interpreter(self):
         """The server's hook interpreter (:mod:`mockpbs.server.hook_interpreter`), made at
-        the first server hook event: a server without hooks starts no child."""
-        if self._hook_interpreter is None:
-            from mockpbs.server import hook_interpreter  # pylint: disable=import-outside-toplevel
-            self._hook_interpreter = hook_interpreter.HookInterpreter(self.state.pbs_home, log=self.log)
-        return self._hook_interpreter
+        the first server hook event (a server without hooks starts no child), one whichever
+        thread (a client's request, the scheduler's cycle) asks first."""
+        with self._hook_interpreter_made:
+            if self._hook_interpreter is None:
+                from mockpbs.server import hook_interpreter  # pylint: disable=import-outside-toplevel
+                self._hook_interpreter = hook_interpreter.HookInterpreter(self.state.pbs_home, log=self.log)
+            return self._hook_interpreter
 
     def close(self):
         """End what the server started besides its threads: the hook interpreter's child."""
-        if self._hook_interpreter is not None:
-            self._hook_interpreter.close()
+        with self._hook_interpreter_made:
+            if self._hook_interpreter is not None:
+                self._hook_interpreter.close()
 
     @property
     def lock(self):
