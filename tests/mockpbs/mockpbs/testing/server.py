@@ -162,6 +162,7 @@ class FakeMom:
         self.requests = []
         self.run_counts = {}    # jobid -> run_count of its last run_job
         self.lock = threading.Lock()
+        self.threads = []       # the reports under way, joined by close()
         self.listener = wire.serve(address, wire.MOM_PORT, self.dispatch)
 
     def dispatch(self, message, peer):
@@ -173,12 +174,18 @@ class FakeMom:
         if op == "ping":
             return {"ok": True, "node": self.name, "resources_available": dict(self.resources)}
         if op == "run_job":
-            threading.Thread(target=self._react, args=(message["job"],), daemon=True).start()
+            self._start(self._react, message["job"])
         elif op == "delete_job":
             obit = {"op": "mom_job_obit", "jobid": message["jobid"], "exit_status": 271,
                     "resources_used": {}, "run_count": self.run_counts.get(message["jobid"])}
-            threading.Thread(target=self.report, args=(obit,), daemon=True).start()
+            self._start(self.report, obit)
         return {"ok": True}
+
+    def _start(self, target, argument):
+        thread = threading.Thread(target=target, args=(argument,), daemon=True)
+        with self.lock:
+            self.threads.append(thread)
+        thread.start()
 
     def _react(self, job):
         verdict = self.verdict(job)
@@ -198,5 +205,12 @@ class FakeMom:
             return [m for m in self.requests if m["op"] == op]
 
     def close(self):
+        """Stop listening, then wait for the reports under way (a verdict may block until
+        the test releases it): close the mom before its server stops, so that no report
+        meets a closed server."""
         self.listener.shutdown()
         self.listener.server_close()
+        with self.lock:
+            threads = list(self.threads)
+        for thread in threads:
+            thread.join(timeout=60)
