@@ -228,8 +228,7 @@ def script_code(hook, script_version, scripts):
     kept = scripts.get(path)
     if kept is not None and kept[:2] == (script_version, key):
         return kept[2]
-    with open(path) as handle:
-        code = compile(handle.read(), path, "exec")
+    code = hookrun.compile_body(hook)
     scripts[path] = (script_version, key, code)
     return code
 
