@@ -4,13 +4,18 @@ as pbs_server runs them: the body compiled once per import, a fresh namespace pe
 runs (no sooner than ``python_restart_min_interval``), alarms that interrupt the hook but
 keep the interpreter."""
 import os
-import textwrap
+import sys
 
 import pytest
 
 from mockpbs import pbslog
 from mockpbs.server import hook_interpreter
 from mockpbs.server.hook_interpreter import HookInterpreter
+
+# the hook writer of the hook runner's own tests (their directory, not on sys.path under
+# --import-mode=importlib)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_hookrun import make_hook  # noqa: E402
 
 JOB = {"id": "1.server", "Job_Name": "STDIN", "Resource_List": {"select": "ncpus=1"}}
 CONTEXT = {"job": JOB, "hostname": "server", "server": "server", "daemon": "server",
@@ -66,15 +71,8 @@ def interpreter(tmp_path):
         item.close()
 
 
-def write_hook(tmp_path, body=COUNTING_HOOK, name="counting", config=None, alarm=10):
-    path = tmp_path / ("%s.PY" % name)
-    path.write_text(textwrap.dedent(body))
-    config_path = None
-    if config is not None:
-        config_path = tmp_path / ("%s.CF" % name)
-        config_path.write_text(config)
-    return {"name": name, "body": str(path), "config": str(config_path) if config_path else None,
-            "alarm": alarm, "user": "pbsadmin", "debug": False}
+def counting_hook(tmp_path):
+    return make_hook(tmp_path, COUNTING_HOOK, name="counting")
 
 
 def comment(result):
@@ -84,7 +82,7 @@ def comment(result):
 
 def test_sys_modules_outlive_an_event_and_each_event_gets_a_fresh_namespace(tmp_path, interpreter):
     server = interpreter()
-    hook = write_hook(tmp_path)
+    hook = counting_hook(tmp_path)
     first = comment(server.run(hook, "queuejob", CONTEXT, script_version=1))
     second = comment(server.run(hook, "queuejob", CONTEXT, script_version=1))
     assert first.startswith("runs=1 same_code=False fresh_namespace=True")
@@ -94,7 +92,7 @@ def test_sys_modules_outlive_an_event_and_each_event_gets_a_fresh_namespace(tmp_
 
 def test_a_script_imported_again_is_compiled_again_and_the_interpreter_stays(tmp_path, interpreter):
     server = interpreter()
-    hook = write_hook(tmp_path)
+    hook = counting_hook(tmp_path)
     server.run(hook, "queuejob", CONTEXT, script_version=1)
     again = comment(server.run(hook, "queuejob", CONTEXT, script_version=2))
     assert again.startswith("runs=2 same_code=False")
@@ -102,9 +100,9 @@ def test_a_script_imported_again_is_compiled_again_and_the_interpreter_stays(tmp
 
 def test_a_changed_body_file_is_compiled_again_without_a_new_import(tmp_path, interpreter):
     server = interpreter()
-    hook = write_hook(tmp_path)
+    hook = counting_hook(tmp_path)
     server.run(hook, "queuejob", CONTEXT, script_version=1)
-    write_hook(tmp_path, COUNTING_HOOK + "pbs.event().job.Job_Name = 'changed'\n")
+    make_hook(tmp_path, COUNTING_HOOK + "pbs.event().job.Job_Name = 'changed'\n", name="counting")
     result = server.run(hook, "queuejob", CONTEXT, script_version=1)
     assert comment(result).startswith("runs=2 same_code=False")
     assert result["job"]["Job_Name"] == "changed"
@@ -112,8 +110,8 @@ def test_a_changed_body_file_is_compiled_again_without_a_new_import(tmp_path, in
 
 def test_each_event_sees_its_own_hooks_config_file(tmp_path, interpreter):
     server = interpreter()
-    with_config = write_hook(tmp_path, name="a", config="{}")
-    without = write_hook(tmp_path, name="b")
+    with_config = make_hook(tmp_path, COUNTING_HOOK, name="a", config="{}")
+    without = make_hook(tmp_path, COUNTING_HOOK, name="b")
     assert comment(server.run(with_config, "queuejob", CONTEXT)).endswith("config=%s" % with_config["config"])
     assert comment(server.run(without, "queuejob", CONTEXT)).endswith("config=None")
     assert comment(server.run(with_config, "queuejob", CONTEXT)).endswith("config=%s" % with_config["config"])
@@ -123,7 +121,7 @@ def test_the_interpreter_restarts_after_max_hooks_runs_once_min_interval_passed(
     clock = Clock()
     log = Log()
     server = interpreter(clock=clock, log=log)
-    hook = write_hook(tmp_path)
+    hook = counting_hook(tmp_path)
     attributes = {"python_restart_max_hooks": "3", "python_restart_min_interval": "00:01:00"}
     runs = [comment(server.run(hook, "queuejob", CONTEXT, server_attributes=attributes)) for _count in range(5)]
     # the third run's set-up restarts (the first restart: none before), then three more
@@ -151,8 +149,8 @@ def test_restart_settings_read_the_server_attributes_with_pbs_defaults():
 
 def test_an_alarm_interrupts_the_hook_and_the_interpreter_goes_on(tmp_path, interpreter):
     server = interpreter()
-    counting = write_hook(tmp_path)
-    slow = write_hook(tmp_path, "import time\ntime.sleep(30)\n", name="slow", alarm=1)
+    counting = counting_hook(tmp_path)
+    slow = make_hook(tmp_path, "import time\ntime.sleep(30)\n", name="slow", alarm=1)
     server.run(counting, "queuejob", CONTEXT)
     result = server.run(slow, "queuejob", CONTEXT)
     assert result["alarm"] is True and result["accepted"] is False
@@ -162,8 +160,8 @@ def test_an_alarm_interrupts_the_hook_and_the_interpreter_goes_on(tmp_path, inte
 
 def test_a_hook_that_ends_the_interpreter_is_rejected_and_the_next_event_gets_a_new_one(tmp_path, interpreter):
     server = interpreter()
-    counting = write_hook(tmp_path)
-    ending = write_hook(tmp_path, "import os\nos._exit(3)\n", name="ending")
+    counting = counting_hook(tmp_path)
+    ending = make_hook(tmp_path, "import os\nos._exit(3)\n", name="ending")
     server.run(counting, "queuejob", CONTEXT)
     result = server.run(ending, "queuejob", CONTEXT)
     assert result["accepted"] is False and "exited (3)" in result["exception"]
@@ -173,9 +171,9 @@ def test_a_hook_that_ends_the_interpreter_is_rejected_and_the_next_event_gets_a_
 
 def test_a_rejecting_or_raising_hook_keeps_the_interpreter(tmp_path, interpreter):
     server = interpreter()
-    counting = write_hook(tmp_path)
-    rejecting = write_hook(tmp_path, "import pbs\npbs.event().reject('no')\n", name="rejecting")
-    raising = write_hook(tmp_path, "raise ValueError('broken')\n", name="raising")
+    counting = counting_hook(tmp_path)
+    rejecting = make_hook(tmp_path, "import pbs\npbs.event().reject('no')\n", name="rejecting")
+    raising = make_hook(tmp_path, "raise ValueError('broken')\n", name="raising")
     server.run(counting, "queuejob", CONTEXT)
     assert server.run(rejecting, "queuejob", CONTEXT)["reject_msg"] == "no"
     assert "ValueError: broken" in server.run(raising, "queuejob", CONTEXT)["exception"]
@@ -184,7 +182,7 @@ def test_a_rejecting_or_raising_hook_keeps_the_interpreter(tmp_path, interpreter
 
 def test_close_ends_the_child(tmp_path, interpreter):
     server = interpreter()
-    server.run(write_hook(tmp_path), "queuejob", CONTEXT)
+    server.run(counting_hook(tmp_path), "queuejob", CONTEXT)
     process = server._process  # pylint: disable=protected-access
     server.close()
     assert process.poll() is not None
