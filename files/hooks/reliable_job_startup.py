@@ -366,7 +366,8 @@ def hook_name(event):
 
 def parse_json(text):
     """``json.loads(text)``; the json module is imported only when the text is not valid
-    JSON (for its message) or the C scanner is missing."""
+    JSON (for its message) or the C scanner is missing. Raises ValueError (JSONDecodeError)
+    for a text that is not JSON."""
     if _make_json_scanner is not None:
         class _JsonContext:  # what the C scanner reads from json.loads's decoder
             strict = True
@@ -377,12 +378,25 @@ def parse_json(text):
         start = len(text) - len(text.lstrip(" \t\n\r"))
         try:
             value, end = scan(text, start)
-        except StopIteration:
+        except (StopIteration, ValueError, SystemError):
+            # Not JSON. CPython 3.10 and 3.11's scanner raises SystemError, not its
+            # JSONDecodeError, while json.decoder is not imported, as in pbs_python:
+            # json.loads below gives the message.
             value, end = None, -1
         if end == len(text.rstrip(" \t\n\r")) and end > start:
             return value
     import json  # pylint: disable=import-outside-toplevel
-    return json.loads(text)
+    try:
+        return json.loads(text)
+    except ValueError as err:
+        if len(err.args) != 3:
+            raise
+        # On OpenPBS 22.05.11 (CPython 3.6), once pbs_server has restarted its interpreter,
+        # the C scanner's error holds only its arguments (message, text, offset): the
+        # message JSONDecodeError would have made of them.
+        message, _text, offset = err.args
+        raise ValueError("%s: line %d column %d (char %d)" % (
+            message, text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset), offset))
 
 
 def whole_increment(value):

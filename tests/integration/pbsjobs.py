@@ -79,8 +79,16 @@ def install_hook(cluster, name, events, body, config=None, alarm=None, order=Non
 def import_hook_config(cluster, name, config):
     """Import ``config`` (dict, as JSON) as site hook ``name``'s config file, as an admin
     does with qmgr; the hook itself is left as it is."""
-    config_path = "%s/server_priv/hooks/tmp/%s.import.json" % (PBS_HOME, name)
-    write_node_file(cluster, SERVER, config_path, json.dumps(config))
+    import_hook_config_text(cluster, name, json.dumps(config), suffix=".json")
+
+
+def import_hook_config_text(cluster, name, text, suffix=""):
+    """Import ``text`` as site hook ``name``'s config file from a file named with ``suffix``.
+    Real PBS loads a ``.json`` file with the json module in pbs_server's hook interpreter
+    before it takes it (``mgr_hook_import``); hpc.pbs.hook imports from a file without
+    suffix, which PBS takes as it is."""
+    config_path = "%s/server_priv/hooks/tmp/%s.import%s" % (PBS_HOME, name, suffix)
+    write_node_file(cluster, SERVER, config_path, text)
     qmgr(cluster, "import hook %s application/x-config default %s" % (name, config_path))
 
 

@@ -13,6 +13,8 @@ pbs_server runs every queuejob event in one long-lived interpreter (so does the 
 (``hook_state()``): a config imported again while the hook stays must still be the one the
 next qsub gets.
 """
+import time
+
 import pytest
 
 import pbsjobs
@@ -64,4 +66,30 @@ def test_each_config_imported_while_the_hook_stays_is_the_one_the_next_qsub_gets
         pbsjobs.import_hook_config(pbs_cluster, "reliable_job_startup", {"increment": 1})
         assert _padded_select(pbs_cluster, "1:ncpus=1+1:ncpus=1") == "1:ncpus=1+2:ncpus=1"
     finally:
+        pbsjobs.delete_hook(pbs_cluster, "reliable_job_startup")
+
+
+def test_a_config_that_is_not_json_fails_qsub_naming_the_file_and_why(pbs_cluster):
+    """Imported as hpc.pbs.hook imports a config (a file without suffix, which PBS does not
+    load at import), then met by a fresh interpreter: the server restarts it at the next
+    event (python_restart_max_hooks 1, python_restart_min_interval 1 s), so no json module
+    is imported there yet. CPython 3.10 and 3.11's C scanner then raises SystemError, not
+    JSONDecodeError; the hook must still say what is wrong."""
+    try:
+        pbsjobs.install_bundled_hook(pbs_cluster)
+        pbsjobs.import_hook_config_text(pbs_cluster, "reliable_job_startup", '{"increment": 2 "tolerate": "all"}')
+        pbsjobs.qmgr(pbs_cluster, "set server python_restart_max_hooks = 1")
+        pbsjobs.qmgr(pbs_cluster, "set server python_restart_min_interval = 1")
+        for _attempt in range(2):  # the first may be the event that the interpreter had counted up to
+            time.sleep(1.5)
+            refused = pbsjobs.qsub(pbs_cluster, ["-l", "select=2:ncpus=1", "--", "/bin/sleep", "60"], check=False)
+            assert refused.returncode != 0
+            message = refused.stdout + refused.stderr
+            assert "reliable_job_startup: config file " in message, message
+            assert "is not valid JSON: Expecting ',' delimiter: line 1 column 17" in message, message
+        server_log = pbsjobs.log_text(pbs_cluster, pbsjobs.SERVER, "server_logs")
+        assert "Restarting Python interpreter to reduce mem usage" in server_log
+    finally:
+        pbsjobs.qmgr(pbs_cluster, "unset server python_restart_max_hooks", check=False)
+        pbsjobs.qmgr(pbs_cluster, "unset server python_restart_min_interval", check=False)
         pbsjobs.delete_hook(pbs_cluster, "reliable_job_startup")

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from mockpbs import harness
+from mockpbs import harness, hookrun
 from mockpbs.atom.service import AtomService
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "openpbs"))
@@ -209,6 +209,60 @@ def test_launch_with_a_bad_config_holds_requeues_and_rejects(pbs_python):
     emulated = harness.run_pbs_python_input(bundled("reliable_job_startup"), read_input("execjob_launch.in"),
                                             {"increment": 0})
     assert not emulated.accepted and emulated.rerun and emulated.changes == {"Hold_Types": "s"}
+
+
+MODULES_HOOK = ("import sys\nimport pbs\n"
+                "pbs.logmsg(pbs.LOG_ERROR, 'modules ' + ' '.join(sorted(sys.modules)))\n")
+
+
+def _plain_modules(names):
+    """``names`` without PBS's own modules (pbs, _pbs_v1, swig_runtime_data4, ...), the
+    emulator's (mockpbs.*) and encodings.*."""
+    return set(name for name in names
+               if not name.startswith(("pbs", "_pbs", "swig_runtime", "mockpbs", "encodings")))
+
+
+def test_a_hook_starts_with_the_modules_of_the_real_pbs_python(pbs_python):
+    real = pbs_python(MODULES_HOOK, read_input("queuejob.in"))
+    logged = [line for line in real.log if ";modules " in line]
+    assert len(logged) == 1, real
+    real_modules = _plain_modules(logged[0].split(";modules ", 1)[1].split())
+    assert real_modules == hookrun.PBS_PYTHON_MODULES
+    assert "json" not in real_modules and "re" not in real_modules
+    emulated = harness.run_pbs_python_input(MODULES_HOOK, read_input("queuejob.in"))
+    messages = [record[3] for record in emulated.records if record[3].startswith("modules ")]
+    assert _plain_modules(messages[0].split()[1:]) <= hookrun.PBS_PYTHON_MODULES, messages
+
+
+# Config files that are not JSON, as an admin's hand edit leaves them. Where json.decoder is
+# not imported yet (pbs_python imports no json), CPython 3.10 and 3.11's C scanner raises
+# SystemError on the first two instead of a JSONDecodeError; the third ends its text early.
+NOT_JSON = [
+    ('{"increment": 2 "tolerate": "all"}', "Expecting ',' delimiter: line 1 column 17"),
+    ("{not json", "Expecting property name enclosed in double quotes: line 1 column 2"),
+    ('{"increment": 2,', "Expecting property name enclosed in double quotes: line 1 column 17"),
+]
+
+
+@pytest.mark.parametrize("text, why", NOT_JSON)
+def test_a_config_that_is_not_json_rejects_queuejob_naming_the_file(pbs_python, text, why):
+    real = pbs_python(bundled("reliable_job_startup"), read_input("queuejob.in"), config=text)
+    assert real.returncode == 0 and not real.accepted, real
+    assert "run0.CF is not valid JSON: %s" % why in real.value("pbs.event().reject_msg"), real
+    emulated = harness.run_pbs_python_input(bundled("reliable_job_startup"), read_input("queuejob.in"), text)
+    assert not emulated.accepted and "is not valid JSON: %s" % why in emulated.reject_message
+
+
+@pytest.mark.parametrize("text, why", NOT_JSON)
+def test_a_config_that_is_not_json_holds_and_requeues_at_launch(pbs_python, text, why):
+    real = pbs_python(bundled("reliable_job_startup"), read_input("execjob_launch.in"), config=text)
+    assert real.returncode == 0 and not real.accepted, real
+    assert "is not valid JSON: %s" % why in real.value("pbs.event().reject_msg"), real
+    assert real.value("pbs.event().job.Hold_Types") == "s"
+    assert real.value("pbs.event().job._rerun") == "True"
+    emulated = harness.run_pbs_python_input(bundled("reliable_job_startup"), read_input("execjob_launch.in"), text)
+    assert not emulated.accepted and emulated.rerun and emulated.changes == {"Hold_Types": "s"}
+    assert "is not valid JSON: %s" % why in emulated.reject_message
 
 
 @pytest.mark.parametrize("path", SHAPES, ids=[p.stem for p in SHAPES])
