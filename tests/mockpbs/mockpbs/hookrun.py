@@ -24,6 +24,32 @@ DEFAULT_ALARM = 30
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(mockpbs.__file__)))
 
 
+# What sys.modules holds, besides PBS's own modules (pbs, _pbs_v1, ...) and encodings.*, when
+# the real pbs_python (OpenPBS 23.06.06, CPython 3.11) starts a hook: no json, re or
+# collections. A hook's first ``import json`` costs it the import, and CPython 3.10-3.11's
+# C scanner (``_json``) raises SystemError instead of JSONDecodeError while json.decoder
+# is not imported. tests/unit/hooks/test_real_pbs_python.py checks this list against it.
+PBS_PYTHON_MODULES = frozenset((
+    "__main__", "_abc", "_codecs", "_collections_abc", "_frozen_importlib",
+    "_frozen_importlib_external", "_imp", "_io", "_signal", "_stat", "_thread", "_warnings",
+    "_weakref", "abc", "builtins", "codecs", "genericpath", "io", "marshal", "math", "os",
+    "os.path", "posix", "posixpath", "stat", "sys", "time", "zipimport",
+))
+
+
+def hide_runner_modules():
+    """Drop from ``sys.modules`` what this runner imported and pbs_python would not have:
+    every module but PBS_PYTHON_MODULES, encodings.*, ``pbs`` and mockpbs's own. The
+    runner keeps its references; a hook that imports one gets a fresh module, as in
+    pbs_python. Called once per interpreter, before its first hook: a mom's runner runs
+    one event, pbs_server's interpreter (mockpbs.server.hook_interpreter) many, and what
+    its hooks import stays in ``sys.modules`` from one event to the next."""
+    for name in list(sys.modules):
+        if name in PBS_PYTHON_MODULES or name == "pbs" or name.startswith(("encodings", "mockpbs")):
+            continue
+        del sys.modules[name]
+
+
 CRASH_MESSAGE = ("pbs_python killed by signal 11 (SIGSEGV) as the hook ended: the job object "
                  "returned by release_nodes() was freed before the hook ended (release_nodes() "
                  "returns a borrowed reference; keep what it returns referenced, e.g. in a "
@@ -154,6 +180,7 @@ def main():
     sys.stdout = sys.stderr
     if request.get("pbs_home") and os.path.isdir(request["pbs_home"]):
         os.chdir(request["pbs_home"])
+    hide_runner_modules()
     result = execute(request["hook"], request["event"], request.get("context") or {})
     channel.write(json.dumps(result))
     channel.flush()
@@ -322,6 +349,7 @@ def pbs_python_hook_mode(program, argv):
     pbs_module._start(hook, event, context)
     pbs_module._current.daemon_name = "pbs_python"
     sys.modules["pbs"] = pbs_module
+    hide_runner_modules()
     namespace = {"__builtins__": builtins}
     status = 0
 

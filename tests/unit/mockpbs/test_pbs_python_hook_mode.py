@@ -53,6 +53,9 @@ LAUNCH_EDIT = ('import pbs\ne = pbs.event()\ne.env["NEWV"] = "a,b"\ne.progname =
                'e.argv.append("x")\ne.reject("bye")\n')
 LAUNCH_ENV = ('HOME=/root,PBS_JOBID=0.hpc-pbs-preflight,PBS_JOBNAME=preflight,PBS_NODEFILE=/dev/null,'
               'PBS_ENVIRONMENT=PBS_BATCH,PBS_QUEUE=workq')
+MODULES = ('import sys\nimport pbs\n'
+           'pbs.event().reject(" ".join(m for m in ("json", "re", "collections", "subprocess") if m in sys.modules)'
+           ' or "none of them")\n')
 ACCEPTED = "pbs.event().accept=True\npbs.event().reject=False\n"
 REJECTED = "pbs.event().reject=True\npbs.event().accept=False\n"
 ERR = "0001;pbs_python;Svr;pbs_python;PBS server internal error (15011) in "
@@ -64,6 +67,8 @@ CASES = [
     ("reject", 'import pbs\npbs.event().reject("no way")\n', event_input("execjob_begin"), 0,
      REJECTED + "pbs.event().reject_msg=no way\n", []),
     ("sys-exit", "import sys\nsys.exit(3)\n", event_input("queuejob"), 0, ACCEPTED, []),
+    # pbs_python starts a hook with no json, re or collections imported (hookrun.PBS_PYTHON_MODULES).
+    ("modules", MODULES, event_input("queuejob"), 0, REJECTED + "pbs.event().reject_msg=none of them\n", []),
     ("raises", RAISES, event_input("queuejob"), 254, REJECTED, [
         ERR + "Error evaluating Python script, <class 'AttributeError'>",
         ERR + "Error evaluating Python script, 'select' object has no attribute 'nonexistent'",

@@ -90,6 +90,23 @@ def test_sys_modules_outlive_an_event_and_each_event_gets_a_fresh_namespace(tmp_
     assert server.starts == 1
 
 
+# Which of json, re and collections sys.modules holds as the event starts; then imports json.
+MODULES_HOOK = """\
+import sys
+import pbs
+pbs.event().job.comment = " ".join(m for m in ("json", "re", "collections") if m in sys.modules) or "none"
+import json
+"""
+
+
+def test_a_new_interpreter_starts_with_pbs_pythons_modules_and_keeps_what_hooks_import(tmp_path, interpreter):
+    server = interpreter()
+    hook = make_hook(tmp_path, MODULES_HOOK, name="modules")
+    assert comment(server.run(hook, "queuejob", CONTEXT, script_version=1)) == "none"
+    assert comment(server.run(hook, "queuejob", CONTEXT, script_version=1)) == "json re collections"
+    assert server.starts == 1
+
+
 def test_a_script_imported_again_is_compiled_again_and_the_interpreter_stays(tmp_path, interpreter):
     server = interpreter()
     hook = counting_hook(tmp_path)

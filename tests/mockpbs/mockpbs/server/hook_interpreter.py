@@ -15,7 +15,9 @@ in one interpreter it keeps (``src/lib/Libpython/pbs_python_external.c``):
   interpreter, logging ``Restarting Python interpreter to reduce mem usage`` and its memory
   use (``_pbs_python_event_set``; the count of Python objects, ``python_restart_max_objects``,
   is not modelled);
-- a hook past its alarm is interrupted (``KeyboardInterrupt``) and the interpreter goes on.
+- a hook past its alarm is interrupted (``KeyboardInterrupt``) and the interpreter goes on;
+- a new interpreter has imported few modules (no json, no re); the mock's starts with the
+  modules of pbs_python (:func:`mockpbs.hookrun.hide_runner_modules`).
 
 The mock keeps that interpreter in a child process (``python -S -m
 mockpbs.server.hook_interpreter``; :class:`HookInterpreter` on the server's side) that
@@ -241,6 +243,7 @@ def serve():
     sys.stdout = sys.stderr
     alarm = _Alarm()
     scripts = {}
+    hookrun.hide_runner_modules()
     for line in iter(sys.stdin.readline, ""):
         request = json.loads(line)
         hook = request["hook"]
