@@ -208,7 +208,8 @@ def test_node_sees_its_own_pbs_exec_and_pbs_home(cluster, host_before):
     proc = cluster.exec("mom1", ["cat", "/opt/pbs/bin/qmgr"])
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("#!/bin/sh\nexec ")
-    assert proc.stdout.endswith(' -m mockpbs qmgr "$@"\n')
+    assert " -S -c " in proc.stdout and "from mockpbs.__main__ import main" in proc.stdout
+    assert proc.stdout.endswith(' qmgr "$@"\n')
     assert cluster.exec("mom1", ["test", "-x", "/opt/pbs/sbin/pbs_mom"]).returncode == 0
     listing = cluster.exec("mom1", ["stat", "-c", "%a %n", "/var/spool/pbs/spool",
                                     "/var/spool/pbs/mom_priv", "/var/spool/pbs/server_priv/hooks/tmp"])
