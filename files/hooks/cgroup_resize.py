@@ -279,9 +279,11 @@ def load_config():
     if not path:
         return dict(DEFAULT_CONFIG)
     try:
-        with open(path) as handle:
+        # JSON is UTF-8; pbs_python's own default is the locale's (ASCII under the C locale
+        # of CPython 3.6). A file that is not UTF-8 raises UnicodeDecodeError, a ValueError.
+        with open(path, encoding="utf-8") as handle:
             text = handle.read()
-    except (IOError, OSError) as err:
+    except (IOError, OSError, ValueError) as err:
         raise ConfigError("cannot read config file %s: %s" % (path, err))
     try:
         parsed = json.loads(text)

@@ -15,10 +15,12 @@ from pathlib import Path
 BUILD_SCRIPT = Path(__file__).resolve().parent / "build"
 
 
-def install_root():
+def install_root(version=None):
     """The OpenPBS install root R (R/opt/pbs is PBS_EXEC) that ``tests/openpbs/build
-    --where`` prints, or None when there is no build."""
-    where = subprocess.run([str(BUILD_SCRIPT), "--where"], capture_output=True, text=True, check=False)
+    --where`` prints (``--version VERSION`` with ``version``, e.g. "22.05.11"; else the
+    default release), or None when there is no build."""
+    argv = [str(BUILD_SCRIPT)] + (["--version", version] if version else []) + ["--where"]
+    where = subprocess.run(argv, capture_output=True, text=True, check=False)
     return Path(where.stdout.strip()) if where.returncode == 0 and where.stdout.strip() else None
 
 

@@ -196,10 +196,12 @@ def _vnode_dicts(job, vnodes):
     return result
 
 
-def _hook_config_text(hook_config):
-    if isinstance(hook_config, (str, bytes)):
-        return hook_config.decode() if isinstance(hook_config, bytes) else hook_config
-    return json.dumps(hook_config, indent=2)
+def _hook_config_bytes(hook_config):
+    """The config file's content: bytes as they are, a str as UTF-8, anything else as JSON."""
+    if isinstance(hook_config, bytes):
+        return hook_config
+    text = hook_config if isinstance(hook_config, str) else json.dumps(hook_config, indent=2)
+    return text.encode("utf-8")
 
 
 def run_hook(source, event="execjob_launch", job=None, vnodes=None, failed_hosts=(),
@@ -218,8 +220,9 @@ def run_hook(source, event="execjob_launch", job=None, vnodes=None, failed_hosts
       job's PBS variables (``PBS_JOBID``, ``PBS_NODEFILE``...), ``progname`` to
       ``/bin/bash``, ``argv`` to ``[progname]``. Pass an ``env`` without ``PBS_NODEFILE``
       for the launch of a task (``pbsdsh``/``tm_spawn``).
-    - ``hook_config``: None, a str (written verbatim) or anything JSON can dump; the hook
-      finds it at ``pbs.hook_config_filename``.
+    - ``hook_config``: None, bytes (written as they are), a str (written as UTF-8) or
+      anything JSON can dump (written as JSON); the hook finds it at
+      ``pbs.hook_config_filename``.
     - ``alarm``: seconds before the hook is killed (the result then has ``alarm=True``).
     - ``server``: the server host name (default: the job id's suffix, else
       ``local_host``); ``server_attributes``: what ``pbs.server()`` shows.
@@ -294,8 +297,8 @@ def _run_in_new_home(source, event, context, hook_name, hook_config, alarm):
         config = None
         if hook_config is not None:
             config = os.path.join(hooks_dir, hook_name + ".CF")
-            with open(config, "w") as handle:
-                handle.write(_hook_config_text(hook_config))
+            with open(config, "wb") as handle:
+                handle.write(_hook_config_bytes(hook_config))
         hook = {"name": hook_name, "body": body, "config": config, "alarm": alarm,
                 "user": "pbsadmin", "debug": False}
         return hookrun.run_hook(hook, event, context, pbs_home)

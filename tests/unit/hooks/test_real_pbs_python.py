@@ -85,23 +85,26 @@ class RealRun:
 
 @pytest.fixture
 def pbs_python(tmp_path):
-    """``pbs_python(hook_source, input_text, config=None) -> RealRun``: one ``pbs_python
-    --hook`` run in ``tmp_path`` (its pbs.conf, PBS_HOME, input, output, log and config)."""
-    base_env = real_pbs_python.hook_environment(PBS_EXEC, tmp_path)
+    """``pbs_python(hook_source, input_text, config=None, pbs_exec=PBS_EXEC, env=None) ->
+    RealRun``: one ``pbs_python --hook`` run in ``tmp_path`` (its pbs.conf, PBS_HOME, input,
+    output, log and config: a dict as JSON, a str as UTF-8, bytes as they are) by the
+    pbs_python of ``pbs_exec``, ``env`` added to its environment."""
     runs = []
 
-    def run(hook_source, input_text, config=None):
+    def run(hook_source, input_text, config=None, pbs_exec=PBS_EXEC, env=None):
         number = len(runs)
         paths = {ext: tmp_path / ("run%d.%s" % (number, ext)) for ext in ("PY", "in", "out", "log", "CF")}
         paths["PY"].write_text(hook_source)
         paths["in"].write_text(input_text)
-        env = dict(base_env)
+        run_env = dict(real_pbs_python.hook_environment(pbs_exec, tmp_path), **(env or {}))
         if config is not None:
-            paths["CF"].write_text(config if isinstance(config, str) else json.dumps(config))
-            env["PBS_HOOK_CONFIG_FILE"] = str(paths["CF"])
+            if not isinstance(config, (str, bytes)):
+                config = json.dumps(config)
+            paths["CF"].write_bytes(config if isinstance(config, bytes) else config.encode("utf-8"))
+            run_env["PBS_HOOK_CONFIG_FILE"] = str(paths["CF"])
         process = subprocess.run(
-            real_pbs_python.hook_command(PBS_EXEC, paths["PY"], paths["in"], paths["out"], paths["log"]),
-            env=env, cwd=str(tmp_path), capture_output=True, text=True, timeout=120, check=False)
+            real_pbs_python.hook_command(pbs_exec, paths["PY"], paths["in"], paths["out"], paths["log"]),
+            env=run_env, cwd=str(tmp_path), capture_output=True, text=True, timeout=120, check=False)
         result = RealRun(process.returncode,
                          paths["out"].read_text() if paths["out"].exists() else "",
                          paths["log"].read_text() if paths["log"].exists() else "")
@@ -263,6 +266,38 @@ def test_a_config_that_is_not_json_holds_and_requeues_at_launch(pbs_python, text
     emulated = harness.run_pbs_python_input(bundled("reliable_job_startup"), read_input("execjob_launch.in"), text)
     assert not emulated.accepted and emulated.rerun and emulated.changes == {"Hold_Types": "s"}
     assert "is not valid JSON: %s" % why in emulated.reject_message
+
+
+# A config file's encoding. JSON is UTF-8; pbs_python reads a file in the locale's encoding,
+# ASCII under the C locale for the CPython 3.6 of 22.05.11 (a daemon started without LANG).
+ROOT_22 = real_pbs_python.install_root("22.05.11")
+BUILDS = [pytest.param(PBS_EXEC, id="23.06.06"),
+          pytest.param(ROOT_22 / "opt" / "pbs" if ROOT_22 else None, id="22.05.11",
+                       marks=pytest.mark.skipif(ROOT_22 is None, reason="no OpenPBS 22.05.11 build"))]
+C_LOCALE = {"LC_ALL": "C", "LANG": "C"}
+
+
+@pytest.mark.parametrize("pbs_exec", BUILDS)
+def test_a_utf8_config_is_read_as_utf8_under_the_c_locale(pbs_python, pbs_exec):
+    config = '{"queues": ["workq", "w\u00f6rkq"]}'
+    real = pbs_python(bundled("reliable_job_startup"), read_input("queuejob.in"), config=config,
+                      pbs_exec=pbs_exec, env=C_LOCALE)
+    assert real.returncode == 0 and real.accepted, real
+    assert real.job_resource("select") == "1:ncpus=1+2:ncpus=1+2:ncpus=1"
+
+
+@pytest.mark.parametrize("pbs_exec", BUILDS)
+@pytest.mark.parametrize("name, input_name", [("reliable_job_startup", "queuejob.in"), ("cray_atom", "execjob_begin.in"),
+                                              ("cgroup_resize", "execjob_resize.in")])
+def test_a_config_that_is_not_utf8_is_refused_naming_the_file(pbs_python, pbs_exec, name, input_name):
+    config = b'{"queues": ["w\xf6rkq"]}'  # Latin-1
+    real = pbs_python(bundled(name), read_input(input_name), config=config, pbs_exec=pbs_exec)
+    assert real.returncode == 0 and not real.accepted, real
+    assert real.value("pbs.event().reject_msg").startswith("%s: cannot read config file " % name), real
+    assert real.value("pbs.event().reject_msg").endswith(
+        ".CF: 'utf-8' codec can't decode byte 0xf6 in position 14: invalid start byte"), real
+    emulated = harness.run_pbs_python_input(bundled(name), read_input(input_name), config)
+    assert not emulated.accepted and emulated.reject_message.endswith("invalid start byte"), emulated.exception
 
 
 @pytest.mark.parametrize("path", SHAPES, ids=[p.stem for p in SHAPES])
