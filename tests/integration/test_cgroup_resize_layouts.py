@@ -10,7 +10,6 @@ over captured mountinfo (tests/unit/plugins/module_utils/test_cgroup_layout.py):
 cannot be made here from mounts that only look like one.
 """
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -20,17 +19,10 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rjs_demo  # noqa: E402
 
-
-def _load_cgroup_layout():
-    """The collection's cgroup_layout module (standard library only), from this checkout."""
-    path = os.path.join(rjs_demo.REPO, "plugins", "module_utils", "moms", "cgroup_layout.py")
-    spec = importlib.util.spec_from_file_location("hpc_pbs_cgroup_layout", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-read_layout = _load_cgroup_layout().read_layout
+# The checkout as ansible_collections.hpc.pbs (``make collection``, which the playbooks here
+# need too): the collection's cgroup_layout module, from this checkout.
+sys.path.insert(0, os.path.join(rjs_demo.REPO, "build", "collections"))
+from ansible_collections.hpc.pbs.plugins.module_utils.moms.cgroup_layout import read_layout  # noqa: E402
 
 
 def cgroup2_supported():

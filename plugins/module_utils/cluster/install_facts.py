@@ -6,6 +6,7 @@ share: a file's text, a file's SHA-256 and the reported fields of one hook."""
 
 import hashlib
 
+from ansible_collections.hpc.pbs.plugins.module_utils.common.text_files import read_utf8
 from ansible_collections.hpc.pbs.plugins.module_utils.moms.mom_daemon import (
     process_alive, read_mom_pid)
 from ansible_collections.hpc.pbs.plugins.module_utils.server.qmgr import split_list_value
@@ -16,10 +17,9 @@ DAEMONS = (("server", "PBS_START_SERVER"), ("sched", "PBS_START_SCHED"),
 
 
 def read_text(path):
-    """The text of ``path`` (undecodable bytes replaced); None when it cannot be read."""
+    """The text of ``path`` (:func:`read_utf8`); None when it cannot be read."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8", "replace")
+        return read_utf8(path)
     except (IOError, OSError):
         return None
 

@@ -9,6 +9,8 @@ import os
 import re
 from typing import Any, Dict, Iterable, List, Mapping, Optional
 
+from ansible_collections.hpc.pbs.plugins.module_utils.common.text_files import read_utf8
+
 
 # Server order: qmgr lists events in this order whatever order they were set in; the error
 # for a bad event name lists them in it.
@@ -194,9 +196,8 @@ def read_hook_dir(hooks_dir: str) -> Dict[str, Dict[str, str]]:
         if not entry.endswith(".HK"):
             continue
         try:
-            with open(os.path.join(hooks_dir, entry)) as handle:
-                hooks[entry[:-3]] = parse_hk(handle.read())
-        except (IOError, OSError, UnicodeDecodeError):
+            hooks[entry[:-3]] = parse_hk(read_utf8(os.path.join(hooks_dir, entry), errors="strict"))
+        except (IOError, OSError, ValueError):
             continue
     return hooks
 

@@ -24,6 +24,8 @@ only (Python 3.6+).
 import re
 from typing import Any, Dict, List, Optional
 
+from ansible_collections.hpc.pbs.plugins.module_utils.common.text_files import read_utf8
+
 MOUNTINFO = "/proc/self/mountinfo"
 
 # The cgroup v1 controllers of Linux (a v1 mount's super options name those it holds).
@@ -91,8 +93,7 @@ def read_layout(path: Optional[str] = None) -> Dict[str, Any]:
     the file could not be read: the layout is then ``unknown``)."""
     path = path or MOUNTINFO
     try:
-        with open(path) as handle:
-            text = handle.read()
+        text = read_utf8(path)
     except (IOError, OSError) as exc:
         return dict(layout="unknown", v1_controllers=[], v1_mounts={}, cgroup2_mount=None,
                     source=path, error="cannot read %s: %s" % (path, exc))

@@ -11,6 +11,7 @@ import os
 from typing import Any, Dict, Mapping, Optional
 
 from ansible_collections.hpc.pbs.plugins.module_utils.common.module_error import ModuleError
+from ansible_collections.hpc.pbs.plugins.module_utils.common.text_files import read_utf8
 
 DEFAULT_CONF_FILE = "/etc/pbs.conf"
 DEFAULT_PBS_HOME = "/var/spool/pbs"
@@ -126,8 +127,7 @@ def resolve_pbs_paths(pbs_conf_file: Optional[str] = None,
     conf = {"PBS_HOME": DEFAULT_PBS_HOME, "PBS_EXEC": DEFAULT_PBS_EXEC}
     found = True
     try:
-        with open(path) as handle:
-            conf.update(parse_pbs_conf(handle.read()))
+        conf.update(parse_pbs_conf(read_utf8(path)))
     except (IOError, OSError) as exc:
         if explicit:
             raise PbsConfError("cannot read pbs.conf %s: %s" % (path, exc))
