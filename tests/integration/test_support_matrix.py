@@ -5,10 +5,12 @@ SLES 15 and PBS Professional's own pbs_python in several releases; only ansible-
 still manages it), 3.8 and the system Python.
 
 Each cell runs, against a mock cluster (PBS versions have their own tier, the backend
-``openpbs-22.05.11``): site.yml with the role defaults (before 2.19 a null default reached a
-module as an empty string, and every mom failed), site.yml with values and its re-run (0
-changed), audit.yml (no drift), a rollout that changes ``$sister_join_job_alarm`` and its
-re-run (0 changed), and hpc.pbs.held_jobs through recover.yml in check mode.
+``openpbs-22.05.11``): site.yml, audit.yml (no drift) and report.yml (no output path) with
+the role defaults (before 2.19 a template that is a single null renders as an empty string:
+every mom failed, then every audited mom, and report.yml refused its unset paths),
+site.yml with values and its re-run (0 changed), audit.yml (no drift), a rollout given only
+``$sister_join_job_alarm`` (the other tunable null) and its re-run (0 changed), and
+hpc.pbs.held_jobs through recover.yml in check mode.
 
 ansible-core 2.16 comes from ``tests/support_matrix/requirements-ansible-core-2.16.txt``,
 installed once into ``build/ansible-core-2.16`` (a venv of the controller's Python). A cell
