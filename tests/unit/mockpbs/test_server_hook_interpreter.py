@@ -164,25 +164,29 @@ def test_restart_settings_read_the_server_attributes_with_pbs_defaults():
                                               "python_restart_min_interval": "soon"}) == (100, 30)
 
 
+def run_between_counting_events(tmp_path, server, body, **hook_options):
+    """The counting hook, then a hook of ``body``, then the counting hook again; returns the
+    second event's result and the third one's comment."""
+    counting = counting_hook(tmp_path)
+    other = make_hook(tmp_path, body, name="other", **hook_options)
+    server.run(counting, "queuejob", CONTEXT)
+    result = server.run(other, "queuejob", CONTEXT)
+    return result, comment(server.run(counting, "queuejob", CONTEXT))
+
+
 def test_an_alarm_interrupts_the_hook_and_the_interpreter_goes_on(tmp_path, interpreter):
     server = interpreter()
-    counting = counting_hook(tmp_path)
-    slow = make_hook(tmp_path, "import time\ntime.sleep(30)\n", name="slow", alarm=1)
-    server.run(counting, "queuejob", CONTEXT)
-    result = server.run(slow, "queuejob", CONTEXT)
+    result, after = run_between_counting_events(tmp_path, server, "import time\ntime.sleep(30)\n", alarm=1)
     assert result["alarm"] is True and result["accepted"] is False
-    assert comment(server.run(counting, "queuejob", CONTEXT)).startswith("runs=2")
+    assert after.startswith("runs=2")
     assert server.starts == 1
 
 
 def test_a_hook_that_ends_the_interpreter_is_rejected_and_the_next_event_gets_a_new_one(tmp_path, interpreter):
     server = interpreter()
-    counting = counting_hook(tmp_path)
-    ending = make_hook(tmp_path, "import os\nos._exit(3)\n", name="ending")
-    server.run(counting, "queuejob", CONTEXT)
-    result = server.run(ending, "queuejob", CONTEXT)
+    result, after = run_between_counting_events(tmp_path, server, "import os\nos._exit(3)\n")
     assert result["accepted"] is False and "exited (3)" in result["exception"]
-    assert comment(server.run(counting, "queuejob", CONTEXT)).startswith("runs=1")
+    assert after.startswith("runs=1")
     assert server.starts == 2
 
 
